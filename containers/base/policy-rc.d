@@ -1,0 +1,3 @@
+#!/bin/sh
+# Daemons are started by provisioning, never by package installs.
+exit 101

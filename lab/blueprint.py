@@ -1,0 +1,263 @@
+"""Blueprint: the YAML that declares one lab (nodes, racks, partitions, accounts, users, QOS, ports).
+
+Loading validates everything up front and turns any mistake into a :class:`BlueprintError` that names
+the file, the field and what is allowed, so nothing downstream ever sees a half-valid lab.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from lab import hostlist
+
+NAME = r"^[a-z][a-z0-9-]{0,30}$"
+_SLURM_NAME = r"^[a-z][a-z0-9_-]{0,62}$"
+SlurmName = Annotated[str, Field(pattern=_SLURM_NAME)]
+Port = Annotated[int, Field(ge=1024, le=65535)]
+
+# Containers of the services; node containers are named after their node or rack.
+SERVICE_ROLES = ("controller", "dbd", "restd")
+
+
+class BlueprintError(ValueError):
+    """A blueprint that cannot be used; the message names file, field and fix."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NodeShape(_Strict):
+    """What every compute node declares to Slurm (SlurmdParameters=config_overrides)."""
+
+    sockets: int = Field(ge=1, le=8)
+    cores_per_socket: int = Field(ge=1, le=256)
+    threads_per_core: int = Field(default=1, ge=1, le=4)
+    real_memory_mb: int = Field(ge=1024)
+    gpus: int = Field(ge=1, le=16)
+    gpu_type: SlurmName
+
+    @property
+    def cpus(self) -> int:
+        return self.sockets * self.cores_per_socket * self.threads_per_core
+
+
+class Nodes(_Strict):
+    prefix: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")]
+    count: int = Field(ge=1, le=1024)
+    shape: NodeShape
+
+    @property
+    def names(self) -> list[str]:
+        width = max(3, len(str(self.count)))
+        return [f"{self.prefix}-{index:0{width}d}" for index in range(1, self.count + 1)]
+
+
+class Topology(_Strict):
+    """``per-node``: one container per node. ``racks``: containers of many slurmd (multiple-slurmd)."""
+
+    layout: Literal["per-node", "racks"] = "per-node"
+    nodes_per_rack: int | None = Field(default=None, ge=1, le=512)
+    first_slurmd_port: Port = 17001
+
+    @model_validator(mode="after")
+    def _rack_size_only_for_racks(self) -> Topology:
+        if self.layout == "racks" and self.nodes_per_rack is None:
+            raise ValueError("layout 'racks' needs nodes_per_rack (a DGX SuperPOD SU is 32)")
+        if self.layout == "per-node" and self.nodes_per_rack is not None:
+            raise ValueError("nodes_per_rack applies only to layout 'racks'")
+        return self
+
+
+class Partition(_Strict):
+    name: SlurmName
+    nodes: str = Field(description="'ALL' or a hostlist such as dgx-[001-004]")
+    default: bool = False
+    max_time: str = Field(pattern=r"^(UNLIMITED|\d+|\d+-\d{2}:\d{2}:\d{2}|\d{1,2}:\d{2}:\d{2})$")
+
+
+class Account(_Strict):
+    name: SlurmName
+    description: str = ""
+    fairshare: int = Field(default=1, ge=1, le=100000)
+
+
+class User(_Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]
+    uid: int = Field(ge=1000, le=60000)
+    account: SlurmName
+
+
+class GeneratedUsers(_Strict):
+    """Pseudonymous users at scale: ``<prefix>NNN`` spread round-robin over the accounts."""
+
+    count: int = Field(ge=1, le=5000)
+    prefix: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,20}$")] = "user"
+    first_uid: int = Field(default=3000, ge=1000, le=55000)
+
+
+class Qos(_Strict):
+    name: SlurmName
+    priority: int = Field(default=0, ge=0, le=1_000_000)
+    max_wall: str | None = None
+    description: str = ""
+
+
+class Ports(_Strict):
+    """Host ports; every one is published on 127.0.0.1 only."""
+
+    slurmrestd: Port = 6820
+
+
+class Slurm(_Strict):
+    cluster_name: SlurmName
+    max_job_count: int = Field(default=10000, ge=100, le=1_000_000)
+    min_job_age_s: int = Field(default=300, ge=2, le=86400)
+
+
+class Blueprint(_Strict):
+    name: Annotated[str, Field(pattern=NAME)]
+    description: str = ""
+    slurm: Slurm
+    nodes: Nodes
+    topology: Topology = Topology()
+    partitions: list[Partition] = Field(min_length=1)
+    accounts: list[Account] = Field(min_length=1)
+    users: list[User] = Field(default_factory=list)
+    generated_users: GeneratedUsers | None = None
+    qos: list[Qos] = Field(default_factory=list)
+    ports: Ports = Ports()
+
+    @field_validator("partitions")
+    @classmethod
+    def _one_default_partition(cls, partitions: list[Partition]) -> list[Partition]:
+        defaults = [p.name for p in partitions if p.default]
+        if len(defaults) > 1:
+            raise ValueError(f"only one partition may be default, found {defaults}")
+        _unique("partition", [p.name for p in partitions])
+        return partitions
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> Blueprint:
+        known_nodes = set(self.nodes.names)
+        for index, partition in enumerate(self.partitions):
+            if partition.nodes == "ALL":
+                continue
+            try:
+                members = hostlist.expand(partition.nodes)
+            except hostlist.HostlistError as error:
+                raise ValueError(f"partitions[{index}].nodes: {error}") from error
+            unknown = sorted(set(members) - known_nodes)
+            if unknown:
+                raise ValueError(
+                    f"partitions[{index}].nodes names nodes the blueprint does not declare: "
+                    f"{unknown[:5]} (declared: {hostlist.compress(self.nodes.names)})"
+                )
+        accounts = [a.name for a in self.accounts]
+        _unique("account", accounts)
+        for user in self.users:
+            if user.account not in accounts:
+                raise ValueError(f"user {user.name!r} has account {user.account!r}, not in {accounts}")
+        _unique("user", [u.name for u in self.all_users])
+        _unique("uid", [str(u.uid) for u in self.all_users])
+        _unique("qos", [q.name for q in self.qos])
+        if self.topology.layout == "racks":
+            last_port = self.topology.first_slurmd_port + self.nodes.count - 1
+            if last_port > 65535:
+                raise ValueError(f"topology.first_slurmd_port leaves node ports past 65535 ({last_port})")
+        return self
+
+    @cached_property
+    def all_users(self) -> list[User]:
+        users = list(self.users)
+        if self.generated_users is not None:
+            spec = self.generated_users
+            width = max(3, len(str(spec.count)))
+            users += [
+                User(
+                    name=f"{spec.prefix}{index:0{width}d}",
+                    uid=spec.first_uid + index,
+                    account=self.accounts[(index - 1) % len(self.accounts)].name,
+                )
+                for index in range(1, spec.count + 1)
+            ]
+        return users
+
+    def partition_nodes(self, partition: Partition) -> list[str]:
+        return self.nodes.names if partition.nodes == "ALL" else hostlist.expand(partition.nodes)
+
+    @property
+    def racks(self) -> dict[str, list[str]]:
+        """Rack container host name → the node names its slurmd processes serve."""
+        size = self.topology.nodes_per_rack
+        if self.topology.layout != "racks" or size is None:
+            return {}
+        names = self.nodes.names
+        count = (len(names) + size - 1) // size
+        return {f"rack{index + 1:02d}": names[index * size : (index + 1) * size] for index in range(count)}
+
+    def slurmd_port(self, node: str) -> int | None:
+        """Rack layout gives each slurmd its own port; one node per container keeps the default."""
+        if self.topology.layout != "racks":
+            return None
+        return self.topology.first_slurmd_port + self.nodes.names.index(node)
+
+    def node_container_host(self, node: str) -> str:
+        """The container host name that runs ``node``'s slurmd."""
+        for rack, members in self.racks.items():
+            if node in members:
+                return rack
+        return node
+
+    @property
+    def node_containers(self) -> list[str]:
+        return list(self.racks) if self.racks else self.nodes.names
+
+
+def _unique(what: str, names: list[str]) -> None:
+    seen: set[str] = set()
+    duplicates = sorted({name for name in names if name in seen or seen.add(name)})  # type: ignore[func-returns-value]
+    if duplicates:
+        raise ValueError(f"duplicate {what} names: {duplicates}")
+
+
+def load(path: Path) -> Blueprint:
+    """Read and validate ``path``; every failure is a :class:`BlueprintError` naming the fix."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise BlueprintError(f"{path}: cannot read blueprint: {error.strerror}") from error
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise BlueprintError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(data, dict):
+        raise BlueprintError(f"{path}: a blueprint is a YAML mapping with keys name, slurm, nodes …")
+    return parse(data, source=str(path))
+
+
+def parse(data: dict[str, Any], source: str = "<blueprint>") -> Blueprint:
+    try:
+        return Blueprint.model_validate(data)
+    except ValidationError as error:
+        raise BlueprintError(_explain(error, source)) from None
+
+
+def _explain(error: ValidationError, source: str) -> str:
+    lines = [f"{source}: {error.error_count()} problem(s) in the blueprint:"]
+    for problem in error.errors():
+        field = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        message = problem["msg"]
+        if problem["type"] == "extra_forbidden":
+            message = "unknown field (check the spelling against blueprints/default.yaml)"
+        elif problem["type"] == "missing":
+            message = "required field is missing"
+        message = re.sub(r"^Value error, ", "", message)
+        lines.append(f"  - {field}: {message}")
+    return "\n".join(lines)

@@ -1,0 +1,250 @@
+"""The `lab` command. Thin: each command parses its flags and calls one module."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import docker
+import typer
+
+from lab import blueprint as blueprint_module
+from lab import engine, images, keys, lifecycle
+from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
+from lab.progress import Progress
+from lab.provision import write_inventory
+
+app = typer.Typer(
+    help=(
+        "aifactory-lab: a real Slurm 24.11 cluster in containers, for seeing the real series, labels, "
+        "logs and churn of GPU-cluster scheduler paths before touching a production cluster.\n\n"
+        "Start with `lab up`, look with `lab status`, run commands with `lab sh controller -- sinfo`, "
+        "stop with `lab down`."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+BlueprintOption = Annotated[
+    Path,
+    typer.Option("--blueprint", "-b", help="Blueprint YAML (see blueprints/).", show_default=True),
+]
+LabOption = Annotated[
+    str | None,
+    typer.Option("--lab", help="Lab name (the blueprint's `name`); default: the only lab that is up."),
+]
+
+KNOWN_ERRORS = (
+    docker.errors.DockerException,
+    blueprint_module.BlueprintError,
+    engine.PrerequisiteError,
+    images.ImageBuildError,
+    keys.KeysError,
+    lifecycle.LabError,
+)
+
+
+def _fail(error: Exception) -> NoReturn:
+    typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1)
+
+
+@app.command()
+def up(
+    blueprint: BlueprintOption = DEFAULT_BLUEPRINT,
+    base_image: Annotated[
+        str | None,
+        typer.Option(help="Registry image to build on (e.g. debian:trixie) instead of debootstrap."),
+    ] = None,
+    ca_bundle: Annotated[
+        str,
+        typer.Option(help="PEM CA bundle trusted inside images (for TLS-intercepting proxies), or 'none'."),
+    ] = str(images.SYSTEM_CA_BUNDLE),
+    keep_on_failure: Annotated[
+        bool, typer.Option(help="Keep the containers when bring-up fails, for inspection.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+) -> None:
+    """Build images if needed, start the containers, provision Slurm and wait until every node is idle.
+
+    Idempotent: run it again after editing the blueprint and only what changed is redone. As root on
+    Debian it installs and starts a missing container engine (docker.io) and debootstrap.
+    """
+    progress = Progress(quiet=quiet)
+    from lab.provision import ProvisionError
+    from lab.slurmrestd import RestError
+
+    try:
+        model = blueprint_module.load(blueprint)
+        options = lifecycle.UpOptions(
+            build=images.BuildOptions(
+                base_image=base_image,
+                ca_bundle=None if ca_bundle == "none" else Path(ca_bundle),
+            ),
+            keep_on_failure=keep_on_failure,
+        )
+        urls = lifecycle.up(model, blueprint, options, progress)
+    except (*KNOWN_ERRORS, ProvisionError, RestError) as error:
+        _fail(error)
+    progress.say(f"lab '{model.name}' is up: {len(model.nodes.names)} nodes × {model.nodes.shape.gpus} GPUs")
+    for service, url in urls.items():
+        typer.echo(f"{service}: {url}")
+
+
+@app.command()
+def down(
+    lab: LabOption = None,
+    purge: Annotated[
+        bool, typer.Option(help="Also remove volumes (accounting data), keys and state.")
+    ] = False,
+) -> None:
+    """Stop and remove the lab's containers and network (with --purge: volumes, keys, state too)."""
+    progress = Progress()
+    try:
+        client = engine.require_engine()
+        name = lab if lab is not None else _lab_or_default(client)
+        lifecycle.down(name, purge, progress)
+    except KNOWN_ERRORS as error:
+        _fail(error)
+
+
+@app.command()
+def status(
+    lab: LabOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Containers, daemons, Slurm node states with GRES, and endpoint URLs."""
+    try:
+        client = engine.require_engine()
+        report = lifecycle.status(client, lifecycle.resolve_lab(client, lab))
+    except KNOWN_ERRORS as error:
+        _fail(error)
+    if as_json:
+        typer.echo(json.dumps(report, indent=2))
+        return
+    typer.echo(f"lab {report['lab']}")
+    for row in report["containers"]:
+        daemons = " ".join(f"{d}={s}" for d, s in row["daemons"].items()) or "-"
+        typer.echo(f"  {row['host']:<12} {row['role']:<10} {row['state']:<8} {daemons}")
+    typer.echo("nodes")
+    for node in report["nodes"]:
+        reason = f"  reason: {node['reason']}" if node["reason"] not in ("", "none") else ""
+        typer.echo(
+            f"  {node['name']:<12} {node['state']:<10} {node['gres']:<14} {node['partitions']}{reason}"
+        )
+    typer.echo("endpoints")
+    for service, url in report["endpoints"].items():
+        typer.echo(f"  {service}: {url}")
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def sh(
+    ctx: typer.Context,
+    service: Annotated[str, typer.Argument(help="controller, dbd, restd, a node name or a rack name.")],
+    lab: LabOption = None,
+) -> None:
+    """Run a command in a service container: `lab sh controller -- sinfo`. Exit code passed through.
+
+    Without a command, opens an interactive shell. A node name of a rack lab runs in its rack.
+    """
+    from lab import cluster
+
+    try:
+        client = engine.require_engine()
+        name = lifecycle.resolve_lab(client, lab)
+    except KNOWN_ERRORS as error:
+        _fail(error)
+    host = _host_for(client, name, service)
+    command = list(ctx.args) or ["bash", "-l"]
+    docker_cli = shutil.which("docker")
+    if docker_cli is None:
+        _fail(engine.PrerequisiteError("the docker CLI is missing. Fix: apt-get install docker.io"))
+    interactive = ["-it"] if sys.stdin.isatty() and sys.stdout.isatty() else ["-i"]
+    os.execv(docker_cli, ["docker", "exec", *interactive, cluster.container_name(name, host), *command])
+
+
+def _host_for(client: docker.DockerClient, lab: str, service: str) -> str:
+    from lab import cluster
+
+    if cluster.find_container(client, lab, service) is not None:
+        return service
+    for container in cluster.lab_containers(client, lab):
+        listing = container.exec_run(["test", "-d", f"/var/spool/slurm/slurmd-{service}"])
+        if container.labels.get(cluster.LABEL_ROLE) == "rack" and listing.exit_code == 0:
+            return str(container.labels[cluster.LABEL_HOST])
+    _fail(lifecycle.LabError(f"lab '{lab}' has no service or node '{service}'. See `lab status`."))
+
+
+@app.command()
+def token(
+    user: Annotated[str, typer.Option(help="Slurm user the token is for.")] = "root",
+    lifespan: Annotated[int, typer.Option(help="Seconds the token is valid.")] = 3600,
+    lab: LabOption = None,
+) -> None:
+    """Print a slurmrestd JWT signed by slurmctld.
+
+    Use: curl -H "X-SLURM-USER-NAME: alice" -H "X-SLURM-USER-TOKEN: $(lab token --user alice)" URL
+    """
+    from lab import cluster
+    from lab.slurmrestd import RestError, issue_token
+
+    try:
+        client = engine.require_engine()
+        name = lifecycle.resolve_lab(client, lab)
+        controller = cluster.find_container(client, name, "controller")
+        if controller is None:
+            raise lifecycle.LabError(f"lab '{name}' has no controller. Fix: `lab up`.")
+        typer.echo(issue_token(controller, user, lifespan).token)
+    except (*KNOWN_ERRORS, RestError) as error:
+        _fail(error)
+
+
+@app.command()
+def inventory(
+    blueprint: BlueprintOption = DEFAULT_BLUEPRINT,
+    ssh: Annotated[
+        bool, typer.Option(help="For real hosts over SSH (systemd), not the lab's containers.")
+    ] = False,
+    out: Annotated[Path | None, typer.Option(help="Where to write it; default: stdout.")] = None,
+) -> None:
+    """Write the Ansible inventory for a blueprint; with --ssh, for deploying to real hosts.
+
+    Then: ansible-playbook -i INVENTORY ansible/site.yml  (see docs/real-clusters.md).
+    """
+    try:
+        model = blueprint_module.load(blueprint)
+        lab_keys = keys.ensure(lab_state_dir(model.name) / "keys")
+    except KNOWN_ERRORS as error:
+        _fail(error)
+    target = out or lab_state_dir(model.name) / ("inventory-ssh.yml" if ssh else "inventory-docker.yml")
+    write_inventory(model, lab_keys, target, "ssh" if ssh else "docker")
+    if out is None:
+        typer.echo(target.read_text(encoding="utf-8"), nl=False)
+    else:
+        typer.echo(f"wrote {target}", err=True)
+
+
+@app.command()
+def validate(blueprint: Annotated[Path, typer.Argument(help="Blueprint YAML to check.")]) -> None:
+    """Check a blueprint without touching any container; prints a summary or every problem."""
+    try:
+        model = blueprint_module.load(blueprint)
+    except KNOWN_ERRORS as error:
+        _fail(error)
+    gpus = model.nodes.count * model.nodes.shape.gpus
+    typer.echo(
+        f"{blueprint}: lab '{model.name}', {model.nodes.count} nodes ({model.topology.layout}), {gpus} GPUs, "
+        f"{len(model.partitions)} partitions, {len(model.accounts)} accounts, {len(model.all_users)} users"
+    )
+
+
+def _lab_or_default(client: docker.DockerClient) -> str:
+    try:
+        return lifecycle.resolve_lab(client, None)
+    except lifecycle.LabError:
+        return blueprint_module.load(DEFAULT_BLUEPRINT).name

@@ -1,0 +1,240 @@
+"""Images: a Debian base (debootstrap + import, or a registry image), then slurm-common, then one
+image per role. Each image is tagged with the lab version and labelled with a hash of its inputs,
+so a build runs only when a Dockerfile, a context file, the CA bundle or a pin changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+from docker.errors import APIError, ImageNotFound
+
+from lab import versions
+from lab.engine import PrerequisiteError, ensure_debootstrap
+from lab.paths import CONTAINERS_DIR
+from lab.progress import Progress
+
+REPOSITORY = "aifactory-lab"
+INPUTS_LABEL = "org.aifactory-lab.inputs"
+ROLES = ("controller", "dbd", "restd", "node")
+PARENTS = ("BASE", "ROOT_IMAGE")  # build args that name the image built upon
+EXECUTABLES = ("policy-rc.d", "lab-daemon", ".sh")  # context files that keep the execute bit
+SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+_PEM = re.compile(rb"-----BEGIN CERTIFICATE-----\r?\n.+?\r?\n-----END CERTIFICATE-----", re.DOTALL)
+
+
+class ImageBuildError(RuntimeError):
+    """A build that failed; the message carries the failing step's output."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    base_image: str | None = None  # a registry image such as debian:trixie instead of debootstrap
+    ca_bundle: Path | None = SYSTEM_CA_BUNDLE
+    mirror: str = versions.DEBIAN_MIRROR
+
+
+def image_tag(name: str) -> str:
+    return f"{REPOSITORY}/{name}:{versions.LAB_VERSION}"
+
+
+def role_image(role: str) -> str:
+    return image_tag(role)
+
+
+def build_all(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> None:
+    """Make sure every role image exists and is current; build what is missing or stale."""
+    certificates = _certificates(options.ca_bundle)
+    root = _root_image(client, options, progress)
+    base = _build(client, "base", {"ROOT_IMAGE": root}, progress, extra_files={"host-ca": certificates})
+    common = _build(
+        client,
+        "slurm-common",
+        {"BASE": base, "SLURM_VERSION": versions.SLURM_DEB_VERSION},
+        progress,
+    )
+    for role in ROLES:
+        _build(client, role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, progress)
+
+
+def _root_image(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> str:
+    if options.base_image is not None:
+        return _pull_if_missing(client, options.base_image, progress)
+    tag = image_tag(f"debootstrap-{versions.DEBIAN_SUITE}")
+    inputs = _digest([f"minbase {versions.DEBIAN_SUITE} {options.mirror}".encode()])
+    if _current(client, tag, inputs):
+        progress.say(f"{tag}: cached")
+        return tag
+    ensure_debootstrap(progress)
+    with tempfile.TemporaryDirectory(prefix="aifactory-lab-rootfs-") as workdir:
+        rootfs = Path(workdir) / "rootfs"
+        with progress.step(f"debootstrap {versions.DEBIAN_SUITE} (minbase) from {options.mirror}"):
+            argv = ["debootstrap", "--variant=minbase", versions.DEBIAN_SUITE, str(rootfs)]
+            result = subprocess.run([*argv, options.mirror], capture_output=True, text=True, check=False)
+            if result.returncode != 0:
+                raise ImageBuildError(
+                    f"debootstrap failed (exit {result.returncode}); its last lines:\n"
+                    f"{result.stdout[-1500:]}{result.stderr[-1500:]}\n"
+                    "Fix: check that the mirror answers, or use --base-image debian:trixie."
+                )
+        with progress.step(f"importing the root file system as {tag}"):
+            _import_rootfs(client, rootfs, tag, inputs)
+    return tag
+
+
+def _import_rootfs(client: docker.DockerClient, rootfs: Path, tag: str, inputs: str) -> None:
+    tar = subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE)
+    assert tar.stdout is not None
+    repository, _, version = tag.rpartition(":")
+    try:
+        client.api.import_image_from_stream(
+            tar.stdout,
+            repository=repository,
+            tag=version,
+            changes=[f"LABEL {INPUTS_LABEL}={inputs}", 'CMD ["/bin/bash"]'],
+        )
+    finally:
+        tar.stdout.close()
+        tar.wait()
+    if tar.returncode != 0:
+        raise ImageBuildError(f"tar of {rootfs} failed (exit {tar.returncode})")
+
+
+def _pull_if_missing(client: docker.DockerClient, image: str, progress: Progress) -> str:
+    try:
+        client.images.get(image)
+    except ImageNotFound:
+        with progress.step(f"pulling {image}"):
+            try:
+                client.images.pull(image)
+            except APIError as error:
+                raise PrerequisiteError(
+                    f"cannot pull {image}: {error.explanation}\n"
+                    "Fix: drop --base-image to build the base from Debian's archive with debootstrap."
+                ) from error
+    return image
+
+
+def _build(
+    client: docker.DockerClient,
+    name: str,
+    buildargs: dict[str, str],
+    progress: Progress,
+    extra_files: dict[str, dict[str, bytes]] | None = None,
+) -> str:
+    tag = image_tag(name)
+    context = CONTAINERS_DIR / name
+    files = _context_files(context)
+    for directory, members in (extra_files or {}).items():
+        files.update({f"{directory}/{member}": data for member, data in members.items()})
+    parents = [_image_id(client, ref) for key, ref in sorted(buildargs.items()) if key in PARENTS]
+    inputs = _digest(
+        [f"{k}={v}".encode() for k, v in sorted(buildargs.items())]
+        + [path.encode() + b"\0" + data for path, data in sorted(files.items())]
+        + [parent.encode() for parent in parents]
+    )
+    if _current(client, tag, inputs):
+        progress.say(f"{tag}: cached")
+        return tag
+    with progress.step(f"building {tag}"):
+        stream = client.api.build(
+            fileobj=_tar_context(files),
+            custom_context=True,
+            tag=tag,
+            buildargs=buildargs,
+            labels={INPUTS_LABEL: inputs},
+            rm=True,
+            forcerm=True,
+            decode=True,
+        )
+        output: list[str] = []
+        for entry in stream:
+            line = str(entry.get("stream", "")).rstrip()
+            output.append(line)
+            if line.startswith("Step "):
+                progress.say(f"  {name}: {line[:110]}")
+            if "error" in entry:
+                tail = "\n".join(output)[-3000:]
+                raise ImageBuildError(f"building {tag} failed: {entry['error']}\n{tail}")
+    return tag
+
+
+def _context_files(context: Path) -> dict[str, bytes]:
+    if not (context / "Dockerfile").is_file():
+        raise ImageBuildError(f"{context}/Dockerfile is missing: the checkout is incomplete")
+    return {
+        str(path.relative_to(context)): path.read_bytes()
+        for path in sorted(context.rglob("*"))
+        if path.is_file()
+    }
+
+
+def _tar_context(files: dict[str, bytes]) -> io.BytesIO:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        directories = {str(Path(path).parent) for path in files} - {"."}
+        for directory in sorted(directories):
+            info = tarfile.TarInfo(directory)
+            info.type, info.mode = tarfile.DIRTYPE, 0o755
+            tar.addfile(info)
+        for path, data in sorted(files.items()):
+            info = tarfile.TarInfo(path)
+            info.size = len(data)
+            info.mode = 0o755 if path.endswith(EXECUTABLES) else 0o644
+            tar.addfile(info, io.BytesIO(data))
+    buffer.seek(0)
+    return buffer
+
+
+def _certificates(bundle: Path | None) -> dict[str, bytes]:
+    """One ``.crt`` per certificate: update-ca-certificates reads one certificate per file."""
+    if bundle is None:
+        return {".keep": b""}
+    try:
+        data = bundle.read_bytes()
+    except OSError as error:
+        raise PrerequisiteError(
+            f"cannot read the CA bundle {bundle}: {error.strerror}.\n"
+            "Fix: pass --ca-bundle PATH to a PEM bundle, or --ca-bundle none."
+        ) from error
+    certificates = _PEM.findall(data)
+    if not certificates:
+        raise PrerequisiteError(f"{bundle} holds no PEM certificate; pass --ca-bundle none or a PEM file")
+    return {f"host-{index:04d}.crt": pem + b"\n" for index, pem in enumerate(certificates)}
+
+
+def _current(client: docker.DockerClient, tag: str, inputs: str) -> bool:
+    try:
+        image = client.images.get(tag)
+    except ImageNotFound:
+        return False
+    return bool(image.labels.get(INPUTS_LABEL) == inputs)
+
+
+def _image_id(client: docker.DockerClient, ref: str) -> str:
+    return str(client.images.get(ref).id)
+
+
+def _digest(parts: list[bytes]) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()[:32]
+
+
+def remove_all(client: docker.DockerClient) -> list[str]:
+    """Remove every lab image (used by `lab down --purge --images`)."""
+    removed = []
+    for image in client.images.list(name=REPOSITORY):
+        for tag in image.tags:
+            client.images.remove(tag, force=True)
+            removed.append(tag)
+    return removed

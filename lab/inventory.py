@@ -1,0 +1,108 @@
+"""Blueprint → Ansible inventory and variables (pure). The same variables feed the lab's containers
+(Docker connection) and real hosts (SSH): only the connection and the service mode differ.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from lab import hostlist
+from lab.blueprint import Blueprint
+from lab.cluster import container_name
+
+Connection = Literal["docker", "ssh"]
+
+# Inventory group → the Ansible role that configures it (ansible/site.yml plays these in order).
+GROUPS = ("slurmdbd", "slurmctld", "slurmrestd", "slurmd")
+
+
+def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
+    """The ``slurm_cluster`` variable every role and template reads."""
+    shape = blueprint.nodes.shape
+    node_lines = []
+    for host in blueprint.node_containers:
+        names = [n for n in blueprint.nodes.names if blueprint.node_container_host(n) == host]
+        line: dict[str, Any] = {"names": hostlist.compress(names), "host": host}
+        if blueprint.racks:
+            ports = [blueprint.slurmd_port(n) for n in names]
+            line["port"] = f"[{ports[0]}-{ports[-1]}]" if len(ports) > 1 else str(ports[0])
+        node_lines.append(line)
+    return {
+        "name": blueprint.slurm.cluster_name,
+        "controller_host": "controller",
+        "dbd_host": "dbd",
+        "multiple_slurmd": bool(blueprint.racks),
+        "max_job_count": blueprint.slurm.max_job_count,
+        "min_job_age": blueprint.slurm.min_job_age_s,
+        "node_shape": {
+            "cpus": shape.cpus,
+            "sockets": shape.sockets,
+            "cores_per_socket": shape.cores_per_socket,
+            "threads_per_core": shape.threads_per_core,
+            "real_memory": shape.real_memory_mb,
+            "gres": f"gpu:{shape.gpu_type}:{shape.gpus}",
+            "gpu_type": shape.gpu_type,
+            "gpu_files": f"/dev/nvidia[0-{shape.gpus - 1}]" if shape.gpus > 1 else "/dev/nvidia0",
+            "gpus": shape.gpus,
+            # A job gets its share of the node per GPU unless it asks otherwise (DGX H100: 14 cores
+            # and 250 GB per GPU), so eight 1-GPU jobs fit on one node as on a real DGX.
+            "def_cpu_per_gpu": shape.cpus // shape.gpus,
+            "def_mem_per_gpu": shape.real_memory_mb // shape.gpus,
+        },
+        "all_nodes": hostlist.compress(blueprint.nodes.names),
+        "node_lines": node_lines,
+        "partitions": [
+            {
+                "name": p.name,
+                "nodes": "ALL" if p.nodes == "ALL" else hostlist.compress(blueprint.partition_nodes(p)),
+                "default": p.default,
+                "max_time": p.max_time,
+            }
+            for p in blueprint.partitions
+        ],
+        "accounts": [
+            {"name": a.name, "description": a.description, "fairshare": a.fairshare}
+            for a in blueprint.accounts
+        ],
+        "users": [{"name": u.name, "uid": u.uid, "account": u.account} for u in blueprint.all_users],
+        "qos": [
+            {"name": q.name, "priority": q.priority, "max_wall": q.max_wall, "description": q.description}
+            for q in blueprint.qos
+        ],
+    }
+
+
+def inventory(blueprint: Blueprint, connection: Connection = "docker") -> dict[str, Any]:
+    """An Ansible YAML inventory. With ``ssh``, host names are the lab's; edit ``ansible_host``."""
+    node_hosts: dict[str, Any] = {}
+    for host in blueprint.node_containers:
+        nodes = [n for n in blueprint.nodes.names if blueprint.node_container_host(n) == host]
+        node_hosts[host] = {"slurmd_node_names": nodes, **_address(blueprint, host, connection)}
+
+    def single(host: str) -> dict[str, Any]:
+        return {"hosts": {host: _address(blueprint, host, connection)}}
+
+    common: dict[str, Any] = {
+        "slurm_cluster": cluster_vars(blueprint),
+        "slurm_service_mode": "container" if connection == "docker" else "systemd",
+        "ansible_python_interpreter": "/usr/bin/python3",
+    }
+    if connection == "docker":
+        common["ansible_connection"] = "community.docker.docker"
+    return {
+        "all": {
+            "vars": common,
+            "children": {
+                "slurmdbd": single("dbd"),
+                "slurmctld": single("controller"),
+                "slurmrestd": single("restd"),
+                "slurmd": {"hosts": node_hosts},
+            },
+        }
+    }
+
+
+def _address(blueprint: Blueprint, host: str, connection: Connection) -> dict[str, str]:
+    if connection == "docker":
+        return {"ansible_host": container_name(blueprint.name, host)}
+    return {"ansible_host": host}

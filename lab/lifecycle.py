@@ -1,0 +1,151 @@
+"""`lab up`, `lab down` and `lab status`: the steps in order, each reading what the one before made."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from lab import blueprint as blueprint_module
+from lab import cluster, engine, images, keys
+from lab.blueprint import Blueprint
+from lab.paths import lab_state_dir, state_root
+from lab.progress import Progress
+from lab.provision import provision
+
+DAEMONS_BY_ROLE = {
+    "controller": ["munged", "slurmctld"],
+    "dbd": ["munged", "mariadb", "slurmdbd"],
+    "restd": ["munged", "slurmrestd"],
+}
+
+
+class LabError(RuntimeError):
+    """A lab command that cannot go on; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class UpOptions:
+    build: images.BuildOptions = field(default_factory=images.BuildOptions)
+    keep_on_failure: bool = False
+
+
+def up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progress) -> dict[str, str]:
+    client = engine.ensure_engine(progress)
+    engine.check_disk(state_root())
+    state = lab_state_dir(blueprint.name)
+    lab_keys = keys.ensure(state / "keys")
+    images.build_all(client, options.build, progress)
+    with progress.step(f"containers of lab '{blueprint.name}'"):
+        cluster.up(client, blueprint, progress)
+    try:
+        with progress.step("provisioning with Ansible"):
+            provision(blueprint, lab_keys, progress)
+    except Exception:
+        if not options.keep_on_failure:
+            progress.say("bring-up failed: removing the lab's containers (--keep-on-failure keeps them)")
+            cluster.down(client, blueprint.name, purge=False, progress=progress)
+        raise
+    shutil.copyfile(source, state / "blueprint.yaml")
+    return endpoints(client, blueprint.name)
+
+
+def down(lab: str, purge: bool, progress: Progress) -> None:
+    client = engine.require_engine()
+    cluster.down(client, lab, purge, progress)
+    if purge:
+        state = lab_state_dir(lab)
+        removed = keys.remove(state / "keys")
+        shutil.rmtree(state, ignore_errors=True)
+        progress.say(f"removed {len(removed)} keys and {state}")
+
+
+def resolve_lab(client: docker.DockerClient, name: str | None) -> str:
+    """The lab a command means: the one named, else the only one there is."""
+    labs = cluster.known_labs(client)
+    if name is not None:
+        return name
+    if len(labs) == 1:
+        return labs[0]
+    if not labs:
+        raise LabError("no lab is up. Fix: `lab up` (or `just lab-up`).")
+    raise LabError(f"several labs are up ({', '.join(labs)}). Fix: name one with --lab NAME.")
+
+
+def endpoints(client: docker.DockerClient, lab: str) -> dict[str, str]:
+    urls = {}
+    for container in cluster.lab_containers(client, lab):
+        ports = container.attrs.get("NetworkSettings", {}).get("Ports") or {}
+        for inner, bindings in sorted(ports.items()):
+            for binding in bindings or []:
+                service = _SERVICE_BY_PORT.get(inner, f"{container.labels[cluster.LABEL_HOST]}:{inner}")
+                urls[service] = f"http://{binding['HostIp']}:{binding['HostPort']}"
+    return urls
+
+
+_SERVICE_BY_PORT = {f"{cluster.RESTD_PORT}/tcp": "slurmrestd"}
+
+
+def status(client: docker.DockerClient, lab: str) -> dict[str, Any]:
+    containers = cluster.lab_containers(client, lab)
+    if not containers:
+        raise LabError(f"lab '{lab}' has no containers. Fix: `lab up`.")
+    rows = []
+    controller = None
+    for container in containers:
+        role = container.labels.get(cluster.LABEL_ROLE, "")
+        host = container.labels.get(cluster.LABEL_HOST, "")
+        daemons: dict[str, str] = {}
+        if container.status == "running":
+            daemons = _daemon_states(container, role)
+        rows.append(
+            {
+                "name": container.name,
+                "host": host,
+                "role": role,
+                "state": container.status,
+                "daemons": daemons,
+            }
+        )
+        if role == "controller" and container.status == "running":
+            controller = container
+    return {
+        "lab": lab,
+        "containers": rows,
+        "nodes": _nodes(controller) if controller is not None else [],
+        "endpoints": endpoints(client, lab),
+    }
+
+
+def _daemon_states(container: Any, role: str) -> dict[str, str]:
+    names = DAEMONS_BY_ROLE.get(role)
+    if names is None:  # node or rack: one slurmd per node name, found from their pid files
+        listing = container.exec_run(["sh", "-c", "ls /var/spool/slurm | sed -n 's/^slurmd-//p'"])
+        names = ["munged", *[f"slurmd@{n}" for n in listing.output.decode().split()]]
+    result = container.exec_run(["/usr/local/sbin/lab-daemon", "status", *names])
+    states = {}
+    for line in result.output.decode(errors="replace").splitlines():
+        daemon, _, state = line.partition(" ")
+        states[daemon] = state
+    return states
+
+
+def _nodes(controller: Any) -> list[dict[str, str]]:
+    result = controller.exec_run(["sinfo", "--noheader", "--Node", "--format=%N|%P|%T|%G|%E"])
+    if result.exit_code != 0:
+        return []
+    nodes: dict[str, dict[str, str]] = {}
+    for line in result.output.decode(errors="replace").splitlines():
+        name, partition, state, gres, reason = (line.split("|") + [""] * 5)[:5]
+        node = nodes.setdefault(
+            name, {"name": name, "state": state, "gres": gres, "reason": reason, "partitions": ""}
+        )
+        node["partitions"] = ",".join(filter(None, [node["partitions"], partition.rstrip("*")]))
+    return list(nodes.values())
+
+
+def load_blueprint(path: Path) -> Blueprint:
+    return blueprint_module.load(path)

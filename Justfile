@@ -1,0 +1,36 @@
+# aifactory-lab recipes. Every recipe calls the `lab` command or pytest; `just --list` shows them.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+default_blueprint := "blueprints/default.yaml"
+
+# Bring a lab up (builds images on the first run; idempotent afterwards)
+lab-up blueprint=default_blueprint:
+    lab up --blueprint {{blueprint}}
+
+# Remove the lab's containers and network (add --purge for volumes, keys and state)
+lab-down *args:
+    lab down {{args}}
+
+# Containers, daemons, node states with GRES, endpoints
+status *args:
+    lab status {{args}}
+
+# Unit tests, then the live-lab tests (a lab that is not up is brought up first)
+test *args:
+    python -m pytest tests {{args}}
+
+# Unit tests only: no container engine needed
+unit *args:
+    python -m pytest tests/unit {{args}}
+
+fmt-check:
+    ruff format --check .
+
+lint:
+    ruff check .
+
+typecheck:
+    mypy
+
+# Everything CI checks: format, lint, types, unit and lab tests
+check: fmt-check lint typecheck test

@@ -1,0 +1,3 @@
+from lab.cli import app
+
+app(prog_name="lab")

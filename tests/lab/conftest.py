@@ -1,0 +1,75 @@
+"""Fixtures for tests against a live lab. The default lab is brought up if it is not up yet."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import docker
+import pytest
+import testinfra
+
+from lab import cluster
+from lab.blueprint import Blueprint, load
+from lab.paths import DEFAULT_BLUEPRINT
+
+LAB_BLUEPRINTS = Path(__file__).parent / "blueprints"
+
+
+def run_lab(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the real `lab` command line, as a user would."""
+    result = subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True, check=False)
+    if check and result.returncode != 0:
+        pytest.fail(f"lab {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def wait_for(condition: Callable[[], object], timeout_s: float, what: str, every_s: float = 0.5) -> object:
+    """Poll ``condition`` until it returns something truthy; fail with ``what`` at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout_s}s waiting for {what} (last: {value!r})")
+        time.sleep(every_s)
+
+
+@pytest.fixture(scope="session")
+def engine() -> Iterator[docker.DockerClient]:
+    client = docker.from_env()
+    client.ping()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def default_lab(engine: docker.DockerClient) -> Blueprint:
+    blueprint = load(DEFAULT_BLUEPRINT)
+    if not cluster.lab_containers(engine, blueprint.name):
+        run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT))
+    return blueprint
+
+
+@pytest.fixture(scope="session")
+def host(default_lab: Blueprint) -> Callable[[str], testinfra.host.Host]:
+    """``host("controller")`` → a testinfra host for that container of the default lab."""
+
+    def get(hostname: str) -> testinfra.host.Host:
+        return testinfra.get_host(f"docker://{cluster.container_name(default_lab.name, hostname)}")
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def racks_lab(engine: docker.DockerClient) -> Iterator[Blueprint]:
+    """A second, reduced rack lab beside the default one, removed (with --purge) afterwards."""
+    path = LAB_BLUEPRINTS / "racks.yaml"
+    blueprint = load(path)
+    run_lab("up", "--blueprint", str(path))
+    yield blueprint
+    run_lab("down", "--lab", blueprint.name, "--purge")

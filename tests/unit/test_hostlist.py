@@ -1,0 +1,42 @@
+import pytest
+
+from lab import hostlist
+
+
+@pytest.mark.parametrize(
+    ("expression", "names"),
+    [
+        ("dgx-001", ["dgx-001"]),
+        ("dgx-[001-003]", ["dgx-001", "dgx-002", "dgx-003"]),
+        ("dgx-[001,003-004]", ["dgx-001", "dgx-003", "dgx-004"]),
+        ("a,b-[1-2]", ["a", "b-1", "b-2"]),
+        ("rack[01-02]x", ["rack01x", "rack02x"]),
+    ],
+)
+def test_expand_reads_the_slurm_forms(expression: str, names: list[str]) -> None:
+    assert hostlist.expand(expression) == names
+
+
+@pytest.mark.parametrize(
+    "expression", ["dgx-[003-001]", "dgx-[001-", "dgx-[1-2][3-4]", "dgx-[a-b]", "a,,b", "dgx-[1-]"]
+)
+def test_expand_rejects_what_slurm_would_not_read(expression: str) -> None:
+    with pytest.raises(hostlist.HostlistError):
+        hostlist.expand(expression)
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["dgx-001", "dgx-002", "dgx-003"],
+        ["dgx-001", "dgx-003", "dgx-004", "dgx-010"],
+        ["dgx-0001"],
+        [f"dgx-{i:03d}" for i in range(1, 257)],
+    ],
+)
+def test_compress_round_trips(names: list[str]) -> None:
+    assert hostlist.expand(hostlist.compress(names)) == names
+
+
+def test_compress_writes_ranges() -> None:
+    assert hostlist.compress(["dgx-001", "dgx-002", "dgx-004"]) == "dgx-[001-002,004]"

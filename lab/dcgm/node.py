@@ -1,0 +1,167 @@
+"""One emulated GPU node: its GPUs, readers and the scrape pipeline upstream runs per ``/metrics``.
+
+Pipeline per scrape, in upstream's order (``server.go`` ``render`` after the collector gather):
+GPU values -> pod mapper (``-k``) -> HPC mapper (``--hpc-job-mapping-dir``) -> renderer. Any
+failure in a transform or the renderer becomes a ``ScrapeError`` (the server answers HTTP 500).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lab.dcgm import h100
+from lab.dcgm.counters import Counter, metric_families
+from lab.dcgm.device import node_gpus
+from lab.dcgm.exposition import RenderError, render
+from lab.dcgm.gpu_model import GpuModel
+from lab.dcgm.hpc import HpcJobMapper, JobMappingError, apply_hpc_jobs
+from lab.dcgm.kubernetes import PodInfo, PodResourcesError, apply_pods, read_pod_resources
+from lab.dcgm.logfmt import node_logger
+from lab.dcgm.samples import Sample
+from lab.dcgm.workloads import WorkloadProfile, profile_for
+from lab.dcgm.xid import read_injected_xid, xid_attributes
+
+XID_FIELD = "DCGM_FI_DEV_XID_ERRORS"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeConfig:
+    """Everything one emulated node needs; paths are already expanded for this node."""
+
+    name: str
+    address: str = ":9400"
+    gpus: int = 8
+    model_name: str = h100.MODEL_NAME
+    driver_version: str = h100.DRIVER_VERSION
+    # Value of the Hostname label; "" drops the label (-n/--no-hostname).
+    hostname: str | None = None
+    mapping_dir: Path | None = None
+    kubernetes: bool = False
+    pod_resources: Path | None = None
+    fault_dir: Path | None = None
+    seed: int = 0
+
+
+class ScrapeError(Exception):
+    """The scrape fails as upstream's does: HTTP 500 "internal server error"."""
+
+    def __init__(self, message: str, error: Exception, transformation: str | None = None) -> None:
+        super().__init__(f"{message}: {error}")
+        self.message = message
+        self.error = error
+        self.transformation = transformation
+
+
+def gpu_seed(seed: int, node: str, index: int) -> int:
+    """Stable per-GPU seed (independent of PYTHONHASHSEED)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}/{node}/{index}".encode()).digest()[:8], "big")
+
+
+class EmulatedNode:
+    def __init__(
+        self,
+        config: NodeConfig,
+        counters: Sequence[Counter],
+        *,
+        job_classes: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        log: logging.Logger | None = None,
+    ) -> None:
+        self.config = config
+        self.log = log or node_logger(config.name)
+        self._clock = clock
+        self._families = metric_families(counters)
+        self._label_fields = [counter.field_name for counter in counters if counter.is_label]
+        self._job_classes = dict(job_classes or {})
+        self._hostname = config.name if config.hostname is None else config.hostname
+        self.gpus = node_gpus(config.name, config.gpus, config.model_name)
+        self.models = [
+            GpuModel(
+                random.Random(gpu_seed(config.seed, config.name, gpu.index)),
+                driver_version=config.driver_version,
+            )
+            for gpu in self.gpus
+        ]
+        if config.kubernetes:
+            self.log.info("Kubernetes metrics collection enabled!")
+        self.hpc = HpcJobMapper(config.mapping_dir, self.log) if config.mapping_dir else None
+
+    def _profiles(
+        self, gpu_key: str, jobs: Mapping[str, list[str]] | None, pods: Mapping[str, PodInfo] | None
+    ) -> tuple[list[WorkloadProfile], tuple[str, ...]]:
+        """Profiles of what runs on one GPU, and the allocation identity (changes re-draw FB)."""
+        job_ids = list(jobs.get(gpu_key, [])) if jobs else []
+        profiles = [profile_for(job, self._job_classes) for job in job_ids]
+        pod = pods.get(gpu_key) if pods else None
+        if pod is not None:
+            profiles.append(profile_for(pod.class_key, self._job_classes, pod.workload_class))
+            job_ids.append(pod.class_key)
+        return profiles, tuple(job_ids)
+
+    def samples(self) -> tuple[list[Sample], dict[str, list[str]] | None, dict[str, PodInfo] | None]:
+        """Untransformed samples of all GPUs plus the job and pod maps read for this scrape."""
+        now = self._clock()
+        pods: dict[str, PodInfo] | None = None
+        if self.config.kubernetes:
+            try:
+                found = (
+                    read_pod_resources(self.config.pod_resources, self.config.name)
+                    if self.config.pod_resources
+                    else None
+                )
+            except PodResourcesError as error:
+                raise ScrapeError("Failed to apply transformations on metrics", error, "podMapper") from error
+            if found is None:
+                self.log.info("No Kubelet socket, ignoring")
+            else:
+                pods = found
+        try:
+            jobs = self.hpc.read() if self.hpc else None
+        except JobMappingError as error:
+            raise ScrapeError("Failed to apply transformations on metrics", error, "hpcMapper") from error
+        out: list[Sample] = []
+        for gpu, model in zip(self.gpus, self.models, strict=True):
+            profiles, allocation = self._profiles(str(gpu.index), jobs, pods)
+            xid = (
+                read_injected_xid(self.config.fault_dir, self.config.name, gpu.index, self.log)
+                if self.config.fault_dir
+                else None
+            )
+            values = model.read(now, profiles, allocation=allocation, injected_xid=xid)
+            labels = tuple((field, values[field]) for field in self._label_fields)
+            for family in self._families:
+                name = family.field_name
+                attributes = xid_attributes(int(values[name])) if name == XID_FIELD else ()
+                out.append(
+                    Sample(
+                        family,
+                        values[name],
+                        str(gpu.index),
+                        gpu.uuid,
+                        gpu.pci_bus_id,
+                        gpu.device,
+                        gpu.model_name,
+                        self._hostname,
+                        labels,
+                        attributes,
+                    )
+                )
+        return out, jobs, pods
+
+    def scrape(self) -> str:
+        """The ``/metrics`` body; raises ScrapeError where upstream answers HTTP 500."""
+        samples, jobs, pods = self.samples()
+        if self.config.kubernetes:
+            samples = apply_pods(samples, pods)
+        if self.hpc is not None:
+            samples = apply_hpc_jobs(samples, jobs)
+        try:
+            return render(self._families, samples)
+        except RenderError as error:
+            raise ScrapeError("Failed to render metrics", error) from error

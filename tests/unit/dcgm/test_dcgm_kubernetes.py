@@ -1,0 +1,117 @@
+"""Kubernetes mode: pod attributes from the pod-resources file, only on mapped GPUs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from lab.dcgm.kubernetes import PodInfo, PodResourcesError, read_pod_resources
+from lab.dcgm.node import EmulatedNode, ScrapeError
+
+from .dcgm_testing import parse_line, sample_lines
+
+
+def write_pods(path: Path, nodes: object) -> Path:
+    path.write_text(json.dumps({"nodes": nodes}))
+    return path
+
+
+def labels_by_gpu(text: str, family: str) -> dict[str, list[tuple[str, str]]]:
+    out = {}
+    for line in sample_lines(text):
+        parsed = parse_line(line)
+        if parsed.name == family:
+            out[dict(parsed.labels)["gpu"]] = parsed.labels
+    return out
+
+
+def test_mapped_gpu_gets_container_namespace_pod_in_sorted_order(
+    tmp_path: Path, make_node: Callable[..., EmulatedNode]
+) -> None:
+    pods = write_pods(
+        tmp_path / "pods.json",
+        {"gpu-node-001": {"0": {"pod": "train-0", "namespace": "team-a", "container": "main"}}},
+    )
+    node = make_node(gpus=2, kubernetes=True, pod_resources=pods)
+    labels = labels_by_gpu(node.scrape(), "DCGM_FI_DEV_GPU_UTIL")
+    assert [k for k, _ in labels["0"]][-4:] == ["DCGM_FI_DRIVER_VERSION", "container", "namespace", "pod"]
+    assert dict(labels["0"])["pod"] == "train-0"
+    assert {"pod", "namespace", "container"}.isdisjoint(dict(labels["1"]))
+
+
+def test_xid_attributes_sort_among_pod_attributes(
+    tmp_path: Path, make_node: Callable[..., EmulatedNode]
+) -> None:
+    pods = write_pods(
+        tmp_path / "pods.json", {"gpu-node-001": {"0": {"pod": "p", "namespace": "n", "container": "c"}}}
+    )
+    node = make_node(gpus=1, kubernetes=True, pod_resources=pods)
+    keys = [k for k, _ in labels_by_gpu(node.scrape(), "DCGM_FI_DEV_XID_ERRORS")["0"]]
+    assert keys[-5:] == ["container", "err_code", "err_msg", "namespace", "pod"]
+
+
+def test_other_nodes_entries_do_not_apply(tmp_path: Path, make_node: Callable[..., EmulatedNode]) -> None:
+    pods = write_pods(
+        tmp_path / "pods.json", {"other": {"0": {"pod": "p", "namespace": "n", "container": "c"}}}
+    )
+    node = make_node(gpus=1, kubernetes=True, pod_resources=pods)
+    assert "pod=" not in node.scrape()
+
+
+def test_missing_file_behaves_like_missing_kubelet_socket(
+    tmp_path: Path, make_node: Callable[..., EmulatedNode], caplog: pytest.LogCaptureFixture
+) -> None:
+    node = make_node(gpus=1, kubernetes=True, pod_resources=tmp_path / "absent.json")
+    assert "pod=" not in node.scrape()
+    assert "No Kubelet socket, ignoring" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "invalid JSON"),
+        ('{"pods": []}', "expected an object"),
+        ('{"nodes": {"gpu-node-001": {"0": "p"}}}', "must be an object"),
+        ('{"nodes": {"gpu-node-001": {"0": {"pod": "p"}}}}', "needs string fields"),
+    ],
+    ids=["truncated write", "wrong top level", "entry not an object", "missing fields"],
+)
+def test_malformed_file_fails_the_scrape(
+    tmp_path: Path, make_node: Callable[..., EmulatedNode], content: str, message: str
+) -> None:
+    (tmp_path / "pods.json").write_text(content)
+    with pytest.raises(PodResourcesError, match=message):
+        read_pod_resources(tmp_path / "pods.json", "gpu-node-001")
+    node = make_node(gpus=1, kubernetes=True, pod_resources=tmp_path / "pods.json")
+    with pytest.raises(ScrapeError, match="Failed to apply transformations"):
+        node.scrape()
+
+
+def test_file_is_reread_on_every_scrape(tmp_path: Path, make_node: Callable[..., EmulatedNode]) -> None:
+    path = tmp_path / "pods.json"
+    node = make_node(gpus=1, kubernetes=True, pod_resources=path)
+    assert "pod=" not in node.scrape()
+    write_pods(path, {"gpu-node-001": {"0": {"pod": "p", "namespace": "n", "container": "c"}}})
+    assert 'pod="p"' in node.scrape()
+
+
+def test_class_field_is_read_but_never_a_label(tmp_path: Path) -> None:
+    path = write_pods(
+        tmp_path / "pods.json",
+        {"n1": {"0": {"pod": "nb", "namespace": "ds", "container": "jupyter", "class": "interactive"}}},
+    )
+    assert read_pod_resources(path, "n1") == {"0": PodInfo("nb", "ds", "jupyter", "interactive")}
+
+
+def test_kubernetes_and_hpc_mapping_compose(tmp_path: Path, make_node: Callable[..., EmulatedNode]) -> None:
+    pods = write_pods(
+        tmp_path / "pods.json", {"gpu-node-001": {"0": {"pod": "p", "namespace": "n", "container": "c"}}}
+    )
+    (tmp_path / "map").mkdir()
+    (tmp_path / "map" / "0").write_text("9\n")
+    node = make_node(gpus=1, kubernetes=True, pod_resources=pods, mapping_dir=tmp_path / "map")
+    keys = [k for k, _ in labels_by_gpu(node.scrape(), "DCGM_FI_DEV_GPU_UTIL")["0"]]
+    assert keys[-4:] == ["container", "hpc_job", "namespace", "pod"]

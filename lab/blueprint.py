@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lab import hostlist
+from lab.workload.model import WorkloadSpec
 
 NAME = r"^[a-z][a-z0-9-]{0,30}$"
 _SLURM_NAME = r"^[a-z][a-z0-9_-]{0,62}$"
@@ -113,6 +114,7 @@ class Ports(_Strict):
     """Host ports; every one is published on 127.0.0.1 only."""
 
     slurmrestd: Port = 6820
+    prometheus: Port = 9090
 
 
 class Slurm(_Strict):
@@ -133,6 +135,7 @@ class Blueprint(_Strict):
     generated_users: GeneratedUsers | None = None
     qos: list[Qos] = Field(default_factory=list)
     ports: Ports = Ports()
+    workload: WorkloadSpec | None = None
 
     @field_validator("partitions")
     @classmethod

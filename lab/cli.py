@@ -13,7 +13,7 @@ import docker
 import typer
 
 from lab import blueprint as blueprint_module
-from lab import engine, images, keys, lifecycle
+from lab import engine, images, keys, lifecycle, versions
 from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
 from lab.progress import Progress
 from lab.provision import write_inventory
@@ -128,6 +128,7 @@ def status(
         typer.echo(json.dumps(report, indent=2))
         return
     typer.echo(f"lab {report['lab']}")
+    typer.echo(f"slurm_exporter {versions.SLURM_EXPORTER_VERSION}: {report['slurm_exporter']}")
     for row in report["containers"]:
         daemons = " ".join(f"{d}={s}" for d, s in row["daemons"].items()) or "-"
         typer.echo(f"  {row['host']:<12} {row['role']:<10} {row['state']:<8} {daemons}")

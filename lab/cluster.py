@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import docker
 from docker.errors import NotFound
@@ -17,6 +18,7 @@ from docker.models.containers import Container
 
 from lab.blueprint import Blueprint
 from lab.images import role_image
+from lab.paths import lab_state_dir
 from lab.progress import Progress
 
 LABEL_LAB = "org.aifactory-lab.lab"
@@ -24,6 +26,12 @@ LABEL_ROLE = "org.aifactory-lab.role"
 LABEL_HOST = "org.aifactory-lab.host"
 LABEL_SPEC = "org.aifactory-lab.spec"
 RESTD_PORT = 6820  # slurmrestd listens here inside its container
+PROMETHEUS_PORT = 9090
+SHARED_MOUNT = "/var/lib/aifactory-lab/shared"
+
+
+def shared_dir(lab: str) -> Path:
+    return lab_state_dir(lab) / "shared"
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,7 @@ class ContainerSpec:
     nodes: tuple[str, ...] = ()  # Slurm node names whose slurmd runs here
     ports: dict[int, int] = field(default_factory=dict)  # container port → host port on 127.0.0.1
     volumes: dict[str, str] = field(default_factory=dict)  # volume name → mount point
+    binds: dict[str, str] = field(default_factory=dict)  # host path → read-only mount point
 
     @property
     def name(self) -> str:
@@ -60,23 +69,36 @@ def network_name(lab: str) -> str:
 
 def plan(blueprint: Blueprint) -> list[ContainerSpec]:
     lab = blueprint.name
+    # Host → nodes, read-only: XID faults (`lab fault`) and job classes (the workload runner).
+    shared = {str(shared_dir(lab)): SHARED_MOUNT}
     specs = [
         ContainerSpec(lab, "controller", "controller", volumes={f"lab-{lab}-ctld": "/var/spool/slurm/ctld"}),
         ContainerSpec(lab, "dbd", "dbd", volumes={f"lab-{lab}-mariadb": "/var/lib/mysql"}),
         ContainerSpec(lab, "restd", "restd", ports={RESTD_PORT: blueprint.ports.slurmrestd}),
+        ContainerSpec(
+            lab,
+            "prometheus",
+            "prometheus",
+            ports={PROMETHEUS_PORT: blueprint.ports.prometheus},
+            volumes={f"lab-{lab}-prometheus": "/var/lib/prometheus/metrics2"},
+        ),
     ]
     if blueprint.racks:
         specs += [
-            ContainerSpec(lab, rack, "rack", nodes=tuple(members))
+            ContainerSpec(lab, rack, "rack", nodes=tuple(members), binds=shared)
             for rack, members in blueprint.racks.items()
         ]
     else:
-        specs += [ContainerSpec(lab, node, "node", nodes=(node,)) for node in blueprint.nodes.names]
+        specs += [
+            ContainerSpec(lab, node, "node", nodes=(node,), binds=shared) for node in blueprint.nodes.names
+        ]
     return specs
 
 
 def up(client: docker.DockerClient, blueprint: Blueprint, progress: Progress) -> list[ContainerSpec]:
     specs = plan(blueprint)
+    for sub in ("xid", "jobs"):
+        (shared_dir(blueprint.name) / sub).mkdir(parents=True, exist_ok=True)
     network = _ensure_network(client, blueprint.name)
     for spec in specs:
         for volume in spec.volumes:
@@ -160,6 +182,9 @@ def _ensure_container(client: docker.DockerClient, spec: ContainerSpec, network:
         networking_config={network: client.api.create_endpoint_config(aliases=[spec.hostname])},
         labels={LABEL_LAB: spec.lab, LABEL_ROLE: spec.role, LABEL_HOST: spec.hostname, LABEL_SPEC: digest},
         ports={f"{inner}/tcp": ("127.0.0.1", outer) for inner, outer in spec.ports.items()},
-        volumes={name: {"bind": path, "mode": "rw"} for name, path in spec.volumes.items()},
+        volumes={
+            **{name: {"bind": path, "mode": "rw"} for name, path in spec.volumes.items()},
+            **{host: {"bind": path, "mode": "ro"} for host, path in spec.binds.items()},
+        },
     )
     return "created"

@@ -19,12 +19,13 @@ from docker.errors import APIError, ImageNotFound
 
 from lab import versions
 from lab.engine import PrerequisiteError, ensure_debootstrap
-from lab.paths import CONTAINERS_DIR
+from lab.paths import CONTAINERS_DIR, PROJECT_ROOT
 from lab.progress import Progress
 
 REPOSITORY = "aifactory-lab"
 INPUTS_LABEL = "org.aifactory-lab.inputs"
-ROLES = ("controller", "dbd", "restd", "node")
+SLURM_ROLES = ("controller", "dbd", "restd", "node")
+ROLES = (*SLURM_ROLES, "prometheus")
 PARENTS = ("BASE", "ROOT_IMAGE")  # build args that name the image built upon
 EXECUTABLES = ("policy-rc.d", "lab-daemon", ".sh")  # context files that keep the execute bit
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -61,8 +62,18 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
         {"BASE": base, "SLURM_VERSION": versions.SLURM_DEB_VERSION},
         progress,
     )
-    for role in ROLES:
-        _build(client, role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, progress)
+    for role in SLURM_ROLES:
+        extra = {"dcgm-shim": shim_package_files()} if role == "node" else None
+        _build(
+            client,
+            role,
+            {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION},
+            progress,
+            extra_files=extra,
+        )
+    _build(
+        client, "prometheus", {"BASE": base, "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION}, progress
+    )
 
 
 def _root_image(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> str:
@@ -165,6 +176,16 @@ def _build(
                 tail = "\n".join(output)[-3000:]
                 raise ImageBuildError(f"building {tag} failed: {entry['error']}\n{tail}")
     return tag
+
+
+def shim_package_files() -> dict[str, bytes]:
+    """The stdlib-only lab.dcgm package (sources and data, no bytecode) for the node image."""
+    package = PROJECT_ROOT / "lab"
+    files = {"lab/__init__.py": (package / "__init__.py").read_bytes()}
+    for source in sorted((package / "dcgm").iterdir()):
+        if source.is_file() and source.suffix in (".py", ".csv"):
+            files[f"lab/dcgm/{source.name}"] = source.read_bytes()
+    return files
 
 
 def _context_files(context: Path) -> dict[str, bytes]:

@@ -13,7 +13,9 @@ from lab.cluster import container_name
 Connection = Literal["docker", "ssh"]
 
 # Inventory group → the Ansible role that configures it (ansible/site.yml plays these in order).
-GROUPS = ("slurmdbd", "slurmctld", "slurmrestd", "slurmd")
+GROUPS = ("slurmdbd", "slurmctld", "slurmrestd", "slurmd", "prometheus")
+DCGM_PORT = 9400  # dcgm-exporter's default listen port (:9400)
+JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
 
 
 def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
@@ -50,6 +52,9 @@ def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
             "def_mem_per_gpu": shape.real_memory_mb // shape.gpus,
         },
         "all_nodes": hostlist.compress(blueprint.nodes.names),
+        # Many slurmd per rack container: each node needs its own mapping directory (%n = node name).
+        "job_mapping_dir": f"{JOB_MAPPING_DIR}/%n" if blueprint.racks else JOB_MAPPING_DIR,
+        "dcgm_targets": dcgm_targets(blueprint),
         "node_lines": node_lines,
         "partitions": [
             {
@@ -70,6 +75,26 @@ def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
             for q in blueprint.qos
         ],
     }
+
+
+def dcgm_targets(blueprint: Blueprint) -> list[dict[str, Any]]:
+    """One scrape target per node. A rack serves its nodes on 9401, 9402 …; every target keeps the
+    instance label a real per-node dcgm-exporter would have (<node>:9400)."""
+    targets = []
+    for host in blueprint.node_containers:
+        nodes = [n for n in blueprint.nodes.names if blueprint.node_container_host(n) == host]
+        for position, node in enumerate(nodes, start=1):
+            port = DCGM_PORT + position if blueprint.racks else DCGM_PORT
+            targets.append(
+                {
+                    "node": node,
+                    "host": host,
+                    "port": port,
+                    "address": f"{host}:{port}",
+                    "instance": f"{node}:{DCGM_PORT}",
+                }
+            )
+    return targets
 
 
 def inventory(blueprint: Blueprint, connection: Connection = "docker") -> dict[str, Any]:
@@ -97,6 +122,7 @@ def inventory(blueprint: Blueprint, connection: Connection = "docker") -> dict[s
                 "slurmctld": single("controller"),
                 "slurmrestd": single("restd"),
                 "slurmd": {"hosts": node_hosts},
+                "prometheus": single("prometheus"),
             },
         }
     }

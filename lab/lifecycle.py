@@ -10,7 +10,7 @@ from typing import Any
 import docker
 
 from lab import blueprint as blueprint_module
-from lab import cluster, engine, images, keys
+from lab import cluster, engine, exporter, images, keys
 from lab.blueprint import Blueprint
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
@@ -20,6 +20,7 @@ DAEMONS_BY_ROLE = {
     "controller": ["munged", "slurmctld"],
     "dbd": ["munged", "mariadb", "slurmdbd"],
     "restd": ["munged", "slurmrestd"],
+    "prometheus": ["prometheus"],
 }
 
 
@@ -39,11 +40,17 @@ def up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progres
     state = lab_state_dir(blueprint.name)
     lab_keys = keys.ensure(state / "keys")
     images.build_all(client, options.build, progress)
+    built = exporter.ensure_binary(progress)
+    (state / "exporter-status").write_text(
+        f"built {built.binary}\n" if built.binary else f"unavailable: {built.problem}\n", encoding="utf-8"
+    )
+    if built.binary is None:
+        progress.say(f"WARNING: the lab comes up without the Slurm exporter: {built.problem}")
     with progress.step(f"containers of lab '{blueprint.name}'"):
         cluster.up(client, blueprint, progress)
     try:
         with progress.step("provisioning with Ansible"):
-            provision(blueprint, lab_keys, progress)
+            provision(blueprint, lab_keys, progress, built.binary)
     except Exception:
         if not options.keep_on_failure:
             progress.say("bring-up failed: removing the lab's containers (--keep-on-failure keeps them)")
@@ -86,7 +93,7 @@ def endpoints(client: docker.DockerClient, lab: str) -> dict[str, str]:
     return urls
 
 
-_SERVICE_BY_PORT = {f"{cluster.RESTD_PORT}/tcp": "slurmrestd"}
+_SERVICE_BY_PORT = {f"{cluster.RESTD_PORT}/tcp": "slurmrestd", f"{cluster.PROMETHEUS_PORT}/tcp": "prometheus"}
 
 
 def status(client: docker.DockerClient, lab: str) -> dict[str, Any]:
@@ -112,8 +119,10 @@ def status(client: docker.DockerClient, lab: str) -> dict[str, Any]:
         )
         if role == "controller" and container.status == "running":
             controller = container
+    exporter_status = lab_state_dir(lab) / "exporter-status"
     return {
         "lab": lab,
+        "slurm_exporter": exporter_status.read_text().strip() if exporter_status.exists() else "unknown",
         "containers": rows,
         "nodes": _nodes(controller) if controller is not None else [],
         "endpoints": endpoints(client, lab),

@@ -22,9 +22,10 @@ from pathlib import Path
 from lab.dcgm import UPSTREAM_TAG, h100, logfmt
 from lab.dcgm.counters import CountersError, load_counters
 from lab.dcgm.gpu_model import EMULATED_FIELDS
+from lab.dcgm.logfmt import node_logger
 from lab.dcgm.node import EmulatedNode, NodeConfig
 from lab.dcgm.server import parse_listen_address, serve
-from lab.dcgm.workloads import DEFAULT_CLASS, PROFILES, JobClassesError, load_job_classes
+from lab.dcgm.workloads import DEFAULT_CLASS, PROFILES, JobClassesError, JobClassesFile, load_job_classes
 
 log = logging.getLogger("lab.dcgm")
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
@@ -182,8 +183,14 @@ def build_nodes(argv: Sequence[str], env: Mapping[str, str]) -> list[EmulatedNod
     logging.getLogger("lab.dcgm").setLevel(logging.DEBUG if args.debug else logging.INFO)
     configs = node_configs(args, env)
     counters = load_counters(args.collectors, supported_fields=EMULATED_FIELDS)
-    classes = load_job_classes(args.job_classes) if args.job_classes else {}
-    return [EmulatedNode(config, counters, job_classes=classes) for config in configs]
+    if args.job_classes is None:
+        return [EmulatedNode(config, counters) for config in configs]
+    if args.job_classes.exists():  # present at start: it must be valid (the runner may write it later)
+        load_job_classes(args.job_classes)
+    return [
+        EmulatedNode(config, counters, job_classes=JobClassesFile(args.job_classes, node_logger(config.name)))
+        for config in configs
+    ]
 
 
 def run(argv: Sequence[str], env: Mapping[str, str], stop: threading.Event) -> int:

@@ -24,7 +24,7 @@ from lab.dcgm.hpc import HpcJobMapper, JobMappingError, apply_hpc_jobs
 from lab.dcgm.kubernetes import PodInfo, PodResourcesError, apply_pods, read_pod_resources
 from lab.dcgm.logfmt import node_logger
 from lab.dcgm.samples import Sample
-from lab.dcgm.workloads import WorkloadProfile, profile_for
+from lab.dcgm.workloads import JobClassesFile, WorkloadProfile, profile_for
 from lab.dcgm.xid import read_injected_xid, xid_attributes
 
 XID_FIELD = "DCGM_FI_DEV_XID_ERRORS"
@@ -69,7 +69,7 @@ class EmulatedNode:
         config: NodeConfig,
         counters: Sequence[Counter],
         *,
-        job_classes: Mapping[str, str] | None = None,
+        job_classes: Mapping[str, str] | JobClassesFile | None = None,
         clock: Callable[[], float] = time.monotonic,
         log: logging.Logger | None = None,
     ) -> None:
@@ -78,7 +78,9 @@ class EmulatedNode:
         self._clock = clock
         self._families = metric_families(counters)
         self._label_fields = [counter.field_name for counter in counters if counter.is_label]
-        self._job_classes = dict(job_classes or {})
+        self._job_classes = (
+            job_classes if isinstance(job_classes, JobClassesFile) else dict(job_classes or {})
+        )
         self._hostname = config.name if config.hostname is None else config.hostname
         self.gpus = node_gpus(config.name, config.gpus, config.model_name)
         self.models = [
@@ -97,10 +99,15 @@ class EmulatedNode:
     ) -> tuple[list[WorkloadProfile], tuple[str, ...]]:
         """Profiles of what runs on one GPU, and the allocation identity (changes re-draw FB)."""
         job_ids = list(jobs.get(gpu_key, [])) if jobs else []
-        profiles = [profile_for(job, self._job_classes) for job in job_ids]
+        classes = (
+            self._job_classes.current()
+            if isinstance(self._job_classes, JobClassesFile)
+            else self._job_classes
+        )
+        profiles = [profile_for(job, classes) for job in job_ids]
         pod = pods.get(gpu_key) if pods else None
         if pod is not None:
-            profiles.append(profile_for(pod.class_key, self._job_classes, pod.workload_class))
+            profiles.append(profile_for(pod.class_key, classes, pod.workload_class))
             job_ids.append(pod.class_key)
         return profiles, tuple(job_ids)
 

@@ -15,6 +15,7 @@ class: ``{"4711": "inference", "team-a/notebook-0": "interactive"}``. Jobs not l
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +111,31 @@ def load_job_classes(path: Path) -> dict[str, str]:
             )
         classes[str(key)] = str(value)
     return classes
+
+
+class JobClassesFile:
+    """A job-classes file that the workload runner keeps rewriting (atomically): re-read whenever
+    its mtime changes, checked on each scrape. A missing or broken file keeps the last good map."""
+
+    def __init__(self, path: Path, log: logging.Logger) -> None:
+        self.path = path
+        self.log = log
+        self._stamp: tuple[int, int] | None = None
+        self._classes: dict[str, str] = {}
+
+    def current(self) -> dict[str, str]:
+        try:
+            status = self.path.stat()
+        except OSError:
+            return self._classes
+        stamp = (status.st_mtime_ns, status.st_ino)
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._classes = load_job_classes(self.path)
+            except JobClassesError as error:
+                self.log.warning("%s; keeping the previous job classes", error)
+        return self._classes
 
 
 def profile_for(key: str, classes: Mapping[str, str], explicit: str | None = None) -> WorkloadProfile:

@@ -28,6 +28,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
 )
 
 BlueprintOption = Annotated[
@@ -228,6 +229,39 @@ def inventory(
         typer.echo(target.read_text(encoding="utf-8"), nl=False)
     else:
         typer.echo(f"wrote {target}", err=True)
+
+
+fault_app = typer.Typer(
+    help="Inject GPU faults into a running lab.", no_args_is_help=True, rich_markup_mode="markdown"
+)
+app.add_typer(fault_app, name="fault")
+
+
+@fault_app.command("xid")
+def fault_xid(
+    node: Annotated[str, typer.Argument(help="Slurm node name, e.g. dgx-003.")],
+    gpu: Annotated[int, typer.Argument(help="GPU index on that node (0-7 on a DGX).")],
+    code: Annotated[
+        int, typer.Argument(help="XID code, e.g. 79 (GPU has fallen off the bus), 48 (DBE); 0 clears.")
+    ],
+    lab: LabOption = None,
+) -> None:
+    """Give a GPU an XID, as a real fault would.
+
+    The node's DCGM series show it (DCGM_FI_DEV_XID_ERRORS with err_code/err_msg), the XID health
+    check drains the node within its interval (30 s in the lab), and the job on that GPU fails with
+    a CUDA error line carrying its job id. Clear with code 0, then `lab sh controller -- scontrol
+    update NodeName=NODE State=RESUME`.
+    """
+    from lab.fault import FaultError, inject_xid
+
+    try:
+        client = engine.require_engine()
+        model = lifecycle.running_blueprint(lifecycle.resolve_lab(client, lab))
+        path = inject_xid(model, node, gpu, code)
+    except (*KNOWN_ERRORS, FaultError) as error:
+        _fail(error)
+    typer.echo(f"{node} GPU {gpu}: XID {code} ({path})")
 
 
 @app.command()

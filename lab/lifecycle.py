@@ -156,5 +156,9 @@ def _nodes(controller: Any) -> list[dict[str, str]]:
     return list(nodes.values())
 
 
-def load_blueprint(path: Path) -> Blueprint:
+def running_blueprint(lab: str) -> Blueprint:
+    """The blueprint a lab was brought up with (kept in its state directory by `lab up`)."""
+    path = lab_state_dir(lab) / "blueprint.yaml"
+    if not path.exists():
+        raise LabError(f"lab '{lab}' has no recorded blueprint ({path}). Fix: `lab up --blueprint FILE`.")
     return blueprint_module.load(path)

@@ -1,0 +1,42 @@
+"""XID fault injection: `lab fault xid NODE GPU CODE` writes the shim's fault file for one GPU.
+
+The file ``<lab state>/shared/xid/<node>/<gpu>`` is mounted read-only into every node container at
+/var/lib/aifactory-lab/shared/xid. The DCGM shim reports the code as DCGM_FI_DEV_XID_ERRORS on that
+GPU, the node's health check drains the node, and lab-gpu-app on that GPU dies like a CUDA program.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lab.blueprint import Blueprint
+from lab.cluster import shared_dir
+
+MAX_XID = 1000  # NVIDIA's XID catalogue numbers stay well below this
+
+
+class FaultError(ValueError):
+    """A fault that names no real node, GPU or XID; the message says what is allowed."""
+
+
+def xid_path(lab: str, node: str, gpu: int) -> Path:
+    return shared_dir(lab) / "xid" / node / str(gpu)
+
+
+def inject_xid(blueprint: Blueprint, node: str, gpu: int, code: int) -> Path:
+    """Set ``node``'s GPU ``gpu`` to XID ``code`` (0 clears it). Atomic: the shim never reads half."""
+    if node not in blueprint.nodes.names:
+        raise FaultError(f"lab '{blueprint.name}' has no node {node!r}; nodes: {blueprint.nodes.names[0]} …")
+    if not 0 <= gpu < blueprint.nodes.shape.gpus:
+        raise FaultError(f"GPU {gpu} does not exist on {node}: use 0..{blueprint.nodes.shape.gpus - 1}")
+    if not 0 <= code < MAX_XID:
+        raise FaultError(
+            f"XID {code} is out of range: use 1..{MAX_XID - 1} (79: GPU has fallen off the bus), 0 clears"
+        )
+    path = xid_path(blueprint.name, node, gpu)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{gpu}.tmp")
+    temporary.write_text(f"{code}\n", encoding="ascii")
+    os.replace(temporary, path)
+    return path

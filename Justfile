@@ -32,5 +32,13 @@ lint:
 typecheck:
     mypy
 
-# Everything CI checks: format, lint, types, unit and lab tests
-check: fmt-check lint typecheck test
+# Scrape every target of the running lab into captures/LAB (provenance headers, inventories)
+capture lab="default" duration="120":
+    lab capture --lab {{lab}} --duration {{duration}} --out captures/{{lab}}
+
+# Signal fidelity: a fresh capture (or --capture DIR) diffed against signals/; fails on any gap
+dump *args:
+    lab dump {{args}}
+
+# Everything CI checks: format, lint, types, unit and lab tests, signal fidelity
+check: fmt-check lint typecheck test dump

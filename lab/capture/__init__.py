@@ -1,0 +1,1 @@
+"""Captures: scrape every target with provenance, inventory the series, diff against signals/."""

@@ -13,7 +13,7 @@ import docker
 import typer
 
 from lab import blueprint as blueprint_module
-from lab import engine, images, keys, lifecycle, versions
+from lab import engine, images, keys, lifecycle, lock, versions
 from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
 from lab.progress import Progress
 from lab.promql import PrometheusError
@@ -48,6 +48,7 @@ KNOWN_ERRORS = (
     images.ImageBuildError,
     keys.KeysError,
     lifecycle.LabError,
+    lock.LabBusyError,
 )
 
 

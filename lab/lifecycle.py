@@ -10,7 +10,7 @@ from typing import Any
 import docker
 
 from lab import blueprint as blueprint_module
-from lab import cluster, engine, exporter, images, keys
+from lab import cluster, engine, exporter, images, keys, lock
 from lab.blueprint import Blueprint
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
@@ -35,6 +35,11 @@ class UpOptions:
 
 
 def up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progress) -> dict[str, str]:
+    with lock.held(lab_state_dir(blueprint.name), "up"):
+        return _up(blueprint, source, options, progress)
+
+
+def _up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progress) -> dict[str, str]:
     client = engine.ensure_engine(progress)
     engine.check_disk(state_root())
     state = lab_state_dir(blueprint.name)
@@ -62,7 +67,8 @@ def up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progres
 
 def down(lab: str, purge: bool, progress: Progress) -> None:
     client = engine.require_engine()
-    cluster.down(client, lab, purge, progress)
+    with lock.held(lab_state_dir(lab), "down"):
+        cluster.down(client, lab, purge, progress)
     if purge:
         state = lab_state_dir(lab)
         removed = keys.remove(state / "keys")

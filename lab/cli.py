@@ -233,6 +233,16 @@ def inventory(
         typer.echo(f"wrote {target}", err=True)
 
 
+def _mount_constructs() -> None:
+    from lab.runai.cli import app as runai_app
+    from lab.workload.cli import app as workload_app
+
+    app.add_typer(runai_app, name="runai")
+    app.add_typer(workload_app, name="workload")
+
+
+_mount_constructs()
+
 fault_app = typer.Typer(
     help="Inject GPU faults into a running lab.", no_args_is_help=True, rich_markup_mode="markdown"
 )

@@ -61,6 +61,9 @@ class NodeHTTPServer(ThreadingHTTPServer):
 class MetricsHandler(BaseHTTPRequestHandler):
     server: NodeHTTPServer
     protocol_version = "HTTP/1.1"  # keep-alive, as Prometheus expects from a Go exporter
+    # Headers and body go out as two writes; with Nagle on, a keep-alive client waits ~40 ms for the
+    # second (delayed ACK). Go's net/http sets TCP_NODELAY too.
+    disable_nagle_algorithm = True
 
     def do_GET(self) -> None:
         self._dispatch(send_body=True)

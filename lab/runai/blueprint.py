@@ -1,0 +1,291 @@
+"""Run:ai blueprint: node pools, departments, projects with per-pool quotas, a workload mix, scenarios.
+
+Loading validates everything up front; any mistake becomes a :class:`RunaiBlueprintError` that names
+the file, the field and the fix (house style of :mod:`lab.blueprint`). Names of departments, projects
+and users are pseudonyms from the blueprint only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from lab.paths import BLUEPRINTS_DIR
+
+DEFAULT_RUNAI_BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
+
+# Kubernetes DNS-1123 label (namespace runai-<project> must stay one).
+K8S_NAME = r"^[a-z]([-a-z0-9]{0,40}[a-z0-9])?$"
+Name = Annotated[str, Field(pattern=K8S_NAME)]
+UNLIMITED = -1
+
+# KAI docs/priority/README.md (v0.13.0): the priority classes KAI installs; >= 100 is non-preemptible.
+PRIORITY_CLASSES: dict[str, int] = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+NON_PREEMPTIBLE_FROM = 100
+# Run:ai docs 2.18 metrics page: job_type/workload_type values.
+WORKLOAD_TYPES = ("training", "interactive", "inference")
+# lab.dcgm.workloads profiles the shim knows (drives GPU utilisation only, never a label).
+DCGM_CLASSES = ("training", "interactive", "inference")
+SCENARIOS = ("baseline", "quota-exhaustion", "preemption-storm", "gpu-fault")
+
+
+class RunaiBlueprintError(ValueError):
+    """A Run:ai blueprint that cannot be used; the message names file, field and fix."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NodePool(_Strict):
+    name: Name
+    node_prefix: Name
+    nodes: int = Field(ge=1, le=256)
+    gpus_per_node: int = Field(ge=1, le=16)
+    cpu_cores_per_node: int = Field(ge=1, le=1024)
+    memory_bytes_per_node: int = Field(ge=1 << 30)
+    model_name: str = "NVIDIA H100 80GB HBM3"
+
+    def node_names(self) -> list[str]:
+        return [f"{self.node_prefix}-{i:03d}" for i in range(1, self.nodes + 1)]
+
+
+class PoolQuota(_Strict):
+    """One queue's resources in one node pool (KAI Queue ``spec.resources.gpu``)."""
+
+    gpu: int = Field(ge=0)
+    over_quota_weight: int = Field(default=1, ge=0)
+    limit: int = Field(default=UNLIMITED, ge=UNLIMITED)
+
+    @model_validator(mode="after")
+    def _limit_covers_quota(self) -> PoolQuota:
+        if self.limit != UNLIMITED and self.limit < self.gpu:
+            raise ValueError(
+                f"limit {self.limit} is below the quota {self.gpu}; use -1 (unlimited) or >= gpu"
+            )
+        return self
+
+
+class Department(_Strict):
+    name: Name
+    quotas: dict[str, PoolQuota]
+
+
+class Project(_Strict):
+    name: Name
+    department: Name
+    users: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9._-]{0,30}$")]] = Field(min_length=1)
+    quotas: dict[str, PoolQuota]
+
+
+class Runtime(_Strict):
+    """Log-normal run time from a trace's median and mean (seconds)."""
+
+    median_s: float = Field(gt=0)
+    mean_s: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _mean_not_below_median(self) -> Runtime:
+        if self.mean_s < self.median_s:
+            raise ValueError("mean_s must be >= median_s (a log-normal's mean is never below its median)")
+        return self
+
+
+class WorkloadClass(_Strict):
+    name: Name
+    workload_type: Literal["training", "interactive", "inference"]
+    dcgm_class: Literal["training", "interactive", "inference"]
+    priority_class: str
+    rate_per_hour: float = Field(ge=0)
+    projects: list[Name] = Field(min_length=1)
+    nodepool: Name
+    pods: int = Field(default=1, ge=1, le=64)
+    gpus_per_pod: dict[int, float] = Field(min_length=1)
+    runtime: Runtime
+    failure_fraction: float = Field(ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _checks(self) -> WorkloadClass:
+        if self.priority_class not in PRIORITY_CLASSES:
+            raise ValueError(
+                f"priority_class {self.priority_class!r} is not a KAI priority class; "
+                f"use one of {', '.join(PRIORITY_CLASSES)}"
+            )
+        total = sum(self.gpus_per_pod.values())
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"gpus_per_pod shares must add up to 1, got {total:g}")
+        return self
+
+
+class Lifecycle(_Strict):
+    creating_s: float = Field(ge=0)
+    initializing_s: float = Field(ge=0)
+    retention_s: float = Field(ge=0)
+
+
+class ResourcesPerGpu(_Strict):
+    cpu_cores: float = Field(gt=0)
+    memory_bytes: int = Field(gt=0)
+
+
+class QuotaExhaustion(_Strict):
+    project: Name
+    workload_class: Name
+    start_s: float = Field(ge=0)
+    rate_per_hour: float = Field(gt=0)
+
+
+class PreemptionStorm(_Strict):
+    borrower: Name
+    borrower_class: Name
+    claimant: Name
+    claimant_class: Name
+    fill_at_s: float = Field(ge=0)
+    burst_at_s: float = Field(ge=0)
+
+
+class GpuFault(_Strict):
+    at_s: float = Field(ge=0)
+    xid: int = Field(ge=1, le=200)
+    workload_class: Name
+
+
+class Scenarios(_Strict):
+    quota_exhaustion: QuotaExhaustion
+    preemption_storm: PreemptionStorm
+    gpu_fault: GpuFault
+
+
+class Clock(_Strict):
+    step_seconds: float = Field(gt=0, le=600)
+
+
+class RunaiBlueprint(_Strict):
+    name: Name
+    description: str = ""
+    cluster_id: Annotated[
+        str, Field(pattern=r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+    ]
+    scheduler_name: Literal["kai-scheduler", "runai-scheduler"] = "kai-scheduler"
+    log_verbosity: int = Field(default=3, ge=0, le=7)
+    clock: Clock
+    node_pools: list[NodePool] = Field(min_length=1)
+    departments: list[Department] = Field(min_length=1)
+    projects: list[Project] = Field(min_length=1)
+    workloads: list[WorkloadClass] = Field(min_length=1)
+    lifecycle: Lifecycle
+    resources_per_gpu: ResourcesPerGpu
+    scenarios: Scenarios
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> RunaiBlueprint:
+        pools = [p.name for p in self.node_pools]
+        _unique("node pool", pools)
+        _unique("node prefix", [p.node_prefix for p in self.node_pools])
+        departments = [d.name for d in self.departments]
+        _unique("department", departments)
+        projects = [p.name for p in self.projects]
+        _unique("project", projects)
+        _unique("workload class", [w.name for w in self.workloads])
+        for owner, quotas in [(f"departments.{d.name}", d.quotas) for d in self.departments] + [
+            (f"projects.{p.name}", p.quotas) for p in self.projects
+        ]:
+            unknown = sorted(set(quotas) - set(pools))
+            if unknown:
+                raise ValueError(f"{owner}.quotas names node pools {unknown} not in node_pools {pools}")
+        for project in self.projects:
+            if project.department not in departments:
+                raise ValueError(
+                    f"project {project.name!r} has department {project.department!r}, not in {departments}"
+                )
+        classes = {w.name for w in self.workloads}
+        for workload in self.workloads:
+            if workload.nodepool not in pools:
+                raise ValueError(
+                    f"workload class {workload.name!r}: nodepool {workload.nodepool!r} not in {pools}"
+                )
+            unknown = sorted(set(workload.projects) - set(projects))
+            if unknown:
+                raise ValueError(f"workload class {workload.name!r} names unknown projects {unknown}")
+            pool = self.pool(workload.nodepool)
+            too_big = [g for g in workload.gpus_per_pod if g > pool.gpus_per_node or g < 1]
+            if too_big:
+                raise ValueError(
+                    f"workload class {workload.name!r}: gpus_per_pod {too_big} do not fit a node of pool "
+                    f"{pool.name!r} ({pool.gpus_per_node} GPUs)"
+                )
+        s = self.scenarios
+        checks = [
+            ("scenarios.quota_exhaustion.project", s.quota_exhaustion.project, projects),
+            ("scenarios.preemption_storm.borrower", s.preemption_storm.borrower, projects),
+            ("scenarios.preemption_storm.claimant", s.preemption_storm.claimant, projects),
+            ("scenarios.quota_exhaustion.workload_class", s.quota_exhaustion.workload_class, classes),
+            ("scenarios.preemption_storm.borrower_class", s.preemption_storm.borrower_class, classes),
+            ("scenarios.preemption_storm.claimant_class", s.preemption_storm.claimant_class, classes),
+            ("scenarios.gpu_fault.workload_class", s.gpu_fault.workload_class, classes),
+        ]
+        for field, value, allowed in checks:
+            if value not in allowed:
+                raise ValueError(f"{field} is {value!r}; use one of {sorted(allowed)}")
+        return self
+
+    def pool(self, name: str) -> NodePool:
+        return next(p for p in self.node_pools if p.name == name)
+
+    def project(self, name: str) -> Project:
+        return next(p for p in self.projects if p.name == name)
+
+    def workload_class(self, name: str) -> WorkloadClass:
+        return next(w for w in self.workloads if w.name == name)
+
+    def quota(self, project: str, pool: str) -> PoolQuota:
+        """A project's queue in a pool; a pool the project does not list has no quota and limit 0."""
+        return self.project(project).quotas.get(pool, PoolQuota(gpu=0, over_quota_weight=0, limit=0))
+
+
+def _unique(what: str, names: list[str]) -> None:
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate {what} names: {duplicates}")
+
+
+def load(path: Path) -> RunaiBlueprint:
+    """Read and validate ``path``; every failure is a :class:`RunaiBlueprintError` naming the fix."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise RunaiBlueprintError(f"{path}: cannot read Run:ai blueprint: {error.strerror}") from error
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise RunaiBlueprintError(f"{path}: not valid YAML: {error}") from error
+    if not isinstance(data, dict):
+        raise RunaiBlueprintError(
+            f"{path}: a Run:ai blueprint is a YAML mapping with keys name, node_pools, projects …"
+        )
+    return parse(data, source=str(path))
+
+
+def parse(data: dict[str, Any], source: str = "<runai blueprint>") -> RunaiBlueprint:
+    try:
+        return RunaiBlueprint.model_validate(data)
+    except ValidationError as error:
+        raise RunaiBlueprintError(_explain(error, source)) from None
+
+
+def _explain(error: ValidationError, source: str) -> str:
+    lines = [f"{source}: {error.error_count()} problem(s) in the Run:ai blueprint:"]
+    for problem in error.errors():
+        field = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        message = problem["msg"]
+        if problem["type"] == "extra_forbidden":
+            message = "unknown field (check the spelling against blueprints/runai.yaml)"
+        elif problem["type"] == "missing":
+            message = "required field is missing"
+        message = re.sub(r"^Value error, ", "", message)
+        lines.append(f"  - {field}: {message}")
+    return "\n".join(lines)

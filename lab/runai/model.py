@@ -1,0 +1,128 @@
+"""Plain state of the emulated cluster: nodes with specific GPUs, workloads, their pods.
+
+Phases are the Run:ai API enum ``Phase`` (swagger v1.224.0) the construct emulates; pod phases are
+Kubernetes ``PodPhase``. Names say what a thing is in the field's own words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Phase(StrEnum):
+    """Run:ai workload phases used here (a subset of the API enum ``Phase``)."""
+
+    CREATING = "Creating"
+    PENDING = "Pending"
+    INITIALIZING = "Initializing"
+    RUNNING = "Running"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+
+
+class PodPhase(StrEnum):
+    """core/v1 PodPhase."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+ACTIVE = (Phase.CREATING, Phase.PENDING, Phase.INITIALIZING, Phase.RUNNING)
+ALLOCATED = (Phase.INITIALIZING, Phase.RUNNING)
+FINISHED = (Phase.COMPLETED, Phase.FAILED)
+CONTAINER = "main"  # lab scheme: every pod has one container named "main"
+
+
+@dataclass(slots=True)
+class Pod:
+    name: str
+    uid: str
+    rank: int
+    created_at: float
+    phase: PodPhase = PodPhase.PENDING
+    node: str | None = None
+    gpus: tuple[int, ...] = ()
+    ip: str = ""
+    deleted_at: float | None = None
+
+    @property
+    def allocated(self) -> bool:
+        return (
+            self.node is not None and bool(self.gpus) and self.phase in (PodPhase.PENDING, PodPhase.RUNNING)
+        )
+
+
+@dataclass(slots=True)
+class Workload:
+    uid: str
+    name: str
+    project: str
+    department: str
+    user: str
+    workload_class: str
+    workload_type: str
+    dcgm_class: str
+    priority_class: str
+    priority: int
+    preemptible: bool
+    nodepool: str
+    pods_count: int
+    gpus_per_pod: int
+    cpu_millis_per_pod: int
+    memory_bytes_per_pod: int
+    submitted_at: float
+    run_seconds_needed: float
+    will_fail: bool
+    phase: Phase = Phase.CREATING
+    phase_since: float = 0.0
+    pending_seconds: float = 0.0
+    running_seconds: float = 0.0
+    finished_at: float | None = None
+    phase_reason: str = ""
+    evictions: int = 0
+    podgroup_uid: str = ""
+    # (simulated seconds, phase) of every phase change, Creating first.
+    transitions: list[tuple[float, Phase]] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+
+    @property
+    def namespace(self) -> str:
+        """Run:ai project namespace (API field ``namespace``, e.g. ``runai-proj-1``)."""
+        return f"runai-{self.project}"
+
+    @property
+    def gpus(self) -> int:
+        return self.pods_count * self.gpus_per_pod
+
+    @property
+    def podgroup(self) -> str:
+        """KAI PodGroup name ``pg-<topOwnerName>-<topOwnerUID>`` (annotation ``pod-group-name``)."""
+        return f"pg-{self.name}-{self.uid}"
+
+    def live_pods(self) -> list[Pod]:
+        return [p for p in self.pods if p.deleted_at is None]
+
+    def allocated_gpus(self) -> int:
+        return sum(len(p.gpus) for p in self.live_pods() if p.allocated)
+
+
+@dataclass(slots=True)
+class Node:
+    name: str
+    pool: str
+    gpus: int
+    cpu_cores: int
+    memory_bytes: int
+    model_name: str
+    ip: str
+    # GPU index -> (namespace, pod name) while a pod holds it.
+    holders: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # GPUs the device plugin reports unhealthy (after an XID); never allocated again in a run.
+    unhealthy: set[int] = field(default_factory=set)
+
+    def free_gpus(self) -> list[int]:
+        return [i for i in range(self.gpus) if i not in self.holders and i not in self.unhealthy]

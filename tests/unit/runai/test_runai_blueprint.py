@@ -1,0 +1,67 @@
+"""The Run:ai blueprint: the shipped file loads, and every mistake names file, field and fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from lab.runai.blueprint import RunaiBlueprintError, load
+
+from .helpers import shipped, shipped_data
+
+
+def write(tmp_path: Path, data: Any) -> Path:
+    path = tmp_path / "runai.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_shipped_blueprint_loads() -> None:
+    bp = shipped()
+    assert sum(p.nodes * p.gpus_per_node for p in bp.node_pools) == 64
+    assert {p.name for p in bp.projects} == {"team-a", "team-b", "team-c"}
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "fix"),
+    [
+        (lambda d: d.update(colour="blue"), "colour", "unknown field"),
+        (lambda d: d["workloads"][0].update(priority_class="urgent"), "workloads.0", "use one of train"),
+        (
+            lambda d: d["workloads"][0].update(projects=["team-z"]),
+            "(top level)",
+            "unknown projects ['team-z']",
+        ),
+        (lambda d: d["workloads"][0]["gpus_per_pod"].update({1: 0.5}), "workloads.0", "must add up to 1"),
+        (lambda d: d["projects"][0].update(department="sales"), "(top level)", "department 'sales'"),
+        (
+            lambda d: d["projects"][0]["quotas"]["default"].update(limit=2),
+            "projects.0.quotas.default",
+            "use -1",
+        ),
+        (lambda d: d["projects"][0]["quotas"].update(gpu_pool={"gpu": 1}), "(top level)", "gpu_pool"),
+        (lambda d: d["scenarios"]["gpu_fault"].update(workload_class="nope"), "(top level)", "gpu_fault"),
+        (lambda d: d.pop("clock"), "clock", "required field is missing"),
+    ],
+)
+def test_bad_blueprint_names_file_field_and_fix(tmp_path: Path, change: Any, field: str, fix: str) -> None:
+    data = shipped_data()
+    change(data)
+    path = write(tmp_path, data)
+    with pytest.raises(RunaiBlueprintError) as failure:
+        load(path)
+    text = str(failure.value)
+    assert str(path) in text
+    assert field in text
+    assert fix in text
+
+
+def test_unreadable_and_non_mapping_files(tmp_path: Path) -> None:
+    with pytest.raises(RunaiBlueprintError, match="cannot read"):
+        load(tmp_path / "missing.yaml")
+    (tmp_path / "list.yaml").write_text("- 1\n")
+    with pytest.raises(RunaiBlueprintError, match="YAML mapping"):
+        load(tmp_path / "list.yaml")

@@ -1,0 +1,252 @@
+"""`lab workload plan` and `lab workload run`. Thin: each parses its flags and calls one module."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Annotated, Any, NoReturn
+
+import docker
+import typer
+
+from lab import blueprint as blueprint_module
+from lab import engine, lifecycle
+from lab.paths import DEFAULT_BLUEPRINT
+from lab.progress import Progress
+from lab.slurmrestd import RestError
+from lab.workload import live
+from lab.workload.plan import Model, Plan, PlannedJob, check_against, lab_limit_minutes, plan
+from lab.workload.runner import RunOptions, run
+from lab.workload.stats import describe
+from lab.workload.submit import NodeShape, SubmitError
+from lab.workload.summary import duration
+
+app = typer.Typer(
+    help=(
+        "The plausible workload: jobs drawn from published GPU-cluster traces (arrival rate, sizes, "
+        "run times, outcomes; see docs/workload.md), planned without a cluster and submitted to the "
+        "lab through slurmrestd as the planned users."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+BlueprintOption = Annotated[
+    Path, typer.Option("--blueprint", "-b", help="Blueprint YAML with a workload section.")
+]
+HoursOption = Annotated[float, typer.Option(min=0.01, help="Real hours of submissions to plan.")]
+SeedOption = Annotated[int | None, typer.Option(help="Plan seed (default: the blueprint's workload.seed).")]
+ScaleOption = Annotated[
+    float | None,
+    typer.Option(min=1, help="Real seconds per lab second (default: the blueprint's workload.time_scale)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def _fail(error: Exception) -> NoReturn:
+    typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1)
+
+
+def _model(path: Path, time_scale: float | None) -> Model:
+    try:
+        loaded = blueprint_module.load(path)
+        spec = check_against(loaded, str(path))
+    except blueprint_module.BlueprintError as error:
+        _fail(error)
+    if time_scale is not None:
+        spec = spec.model_copy(update={"time_scale": time_scale})
+    return Model(loaded, spec)
+
+
+@app.command("plan")
+def plan_command(
+    blueprint: BlueprintOption = DEFAULT_BLUEPRINT,
+    hours: HoursOption = 24.0,
+    seed: SeedOption = None,
+    time_scale: ScaleOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print the jobs a cluster of the blueprint's size would see, with their statistics. No cluster needed.
+
+    Times are real time from Monday 00:00; the lab column divides them by the time scale.
+    """
+    model = _model(blueprint, time_scale)
+    planned = plan(model.blueprint, hours, seed, model.spec)
+    statistics = describe(planned, model)
+    if as_json:
+        document = {
+            "blueprint": str(blueprint),
+            "lab": planned.blueprint,
+            "seed": planned.seed,
+            "time_scale": planned.time_scale,
+            "statistics": statistics,
+            "jobs": [_job_json(job, planned.time_scale) for job in planned.jobs],
+        }
+        typer.echo(json.dumps(document, indent=1))
+        return
+    typer.echo(_plan_text(planned, statistics))
+
+
+@app.command("run")
+def run_command(
+    blueprint: BlueprintOption = DEFAULT_BLUEPRINT,
+    hours: HoursOption = 24.0,
+    seed: SeedOption = None,
+    time_scale: ScaleOption = None,
+    live_mode: Annotated[
+        bool, typer.Option("--live", help="Submit endlessly (the lab's live mode) until Ctrl-C or SIGTERM.")
+    ] = False,
+    job_classes: Annotated[
+        Path | None,
+        typer.Option(
+            help="JSON job id → class for the DCGM shim (default: .lab/<lab>/workload/job-classes.json)."
+        ),
+    ] = None,
+    output_dir: Annotated[
+        str, typer.Option(help="Directory on the nodes for workload-<job id>.out.")
+    ] = "/tmp",
+    drain: Annotated[
+        bool, typer.Option(help="After the last submission, wait until every job ended.")
+    ] = True,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Submit the plan to the running lab through slurmrestd, then summarise from Slurm's accounting.
+
+    Each job runs as its planned user, logs lines with its job id, and ends as planned: completed,
+    failed (with a traceback), cancelled (through Slurm's cancel) or timeout (its time limit).
+    """
+    model = _model(blueprint, time_scale)
+    spec = model.spec
+    chosen_seed = spec.seed if seed is None else seed
+    lab = model.blueprint.name
+    progress = Progress(quiet=quiet)
+    stop = threading.Event()
+    jobs: Any
+    if live_mode:
+        jobs, planned_count = model.jobs(chosen_seed, live.week_offset_now(time.time())), None
+    else:
+        planned_plan: Plan = plan(model.blueprint, hours, chosen_seed, spec)
+        jobs, planned_count = planned_plan.jobs, len(planned_plan.jobs)
+        lab_time = duration(hours * 3600 / spec.time_scale)
+        progress.say(
+            f"{planned_count} jobs planned over {hours:g} h real = {lab_time} in the lab "
+            f"(time scale {spec.time_scale:g})"
+        )
+
+    def on_signal(_number: int, _frame: FrameType | None) -> None:
+        progress.say("stopping: no more submissions; planned cancellations are cancelled now")
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        client: docker.DockerClient = engine.require_engine()
+        rest = live.connect(client, lab)
+        summary = run(
+            jobs,
+            rest,
+            time_scale=spec.time_scale,
+            shape=NodeShape.of(model.blueprint),
+            seed=chosen_seed,
+            planned=planned_count,
+            stop=stop,
+            job_classes=job_classes or live.job_classes_path(lab),
+            options=RunOptions(output_dir=output_dir, drain=drain and not live_mode),
+            progress=progress.say,
+            trace_queue=(spec.queue.median_s, spec.queue.mean_s),
+        )
+    except (
+        SubmitError,
+        RestError,
+        lifecycle.LabError,
+        engine.PrerequisiteError,
+        docker.errors.DockerException,
+    ) as error:
+        _fail(error)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    typer.echo(json.dumps(summary.as_dict(), indent=1) if as_json else summary.text())
+
+
+def _job_json(job: PlannedJob, time_scale: float) -> dict[str, Any]:
+    data = job.as_dict()
+    data["submit_lab_s"] = round(job.submit_s / time_scale, 3)
+    data["time_limit_lab_min"] = lab_limit_minutes(job.time_limit_s, time_scale)
+    return data
+
+
+def _clock(seconds: float) -> str:
+    days, rest = divmod(int(seconds), 86400)
+    hours, rest = divmod(rest, 3600)
+    return f"{'d' + str(days) + ' ' if days else ''}{hours:02d}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+def _plan_text(planned: Plan, statistics: dict[str, Any]) -> str:
+    scale = planned.time_scale
+    lines = [
+        f"plan for lab '{planned.blueprint}': {planned.total_gpus} GPUs, {planned.hours:g} h real from "
+        f"Monday 00:00 = {duration(planned.hours * 3600 / scale)} in the lab (time scale {scale:g}), "
+        f"seed {planned.seed}: {len(planned.jobs)} jobs",
+        f"{'#':>5} {'submit real':>12} {'lab':>12}  {'class':<11} {'user/account':<22} {'partition':<11} "
+        f"{'qos':<6} {'GPUs':>4} {'nodes':>5} {'runs':>8} {'limit':>8}  outcome",
+    ]
+    for job in planned.jobs:
+        outcome = job.outcome + (f" ({job.failure})" if job.failure else "")
+        lines.append(
+            f"{job.index:>5} {_clock(job.submit_s):>12} {_clock(job.submit_s / scale):>12}  "
+            f"{job.workload_class:<11} {job.user + '/' + job.account:<22} {job.partition:<11} {job.qos:<6} "
+            f"{job.gpus:>4} {job.nodes:>5} {duration(job.duration_s):>8} {duration(job.time_limit_s):>8}  "
+            f"{outcome}"
+        )
+    lines += ["", "statistics: realised | configured (trace figure or lab assumption)"]
+    lines += _statistics_lines(statistics)
+    return "\n".join(lines)
+
+
+def _statistics_lines(stats: dict[str, Any]) -> list[str]:
+    def pair(entry: dict[str, float | None], unit: str = "", digits: int = 2) -> str:
+        realised = entry["realised"]
+        shown = "n/a" if realised is None else f"{realised:.{digits}f}"
+        return f"{shown} | {entry['configured']:.{digits}f}{unit}"
+
+    def percent(entry: dict[str, float]) -> str:
+        return f"{entry['realised'] * 100:.1f} % | {entry['configured'] * 100:.1f} %"
+
+    def shares(entries: dict[str, dict[str, float]]) -> str:
+        return ", ".join(f"{name} {percent(entry)}" for name, entry in entries.items())
+
+    arrivals = stats["arrivals"]
+    lines = [
+        f"  arrivals   {pair(arrivals['gpu_jobs_per_gpu_per_day'])} GPU jobs per GPU per day "
+        f"({pair(arrivals['jobs_per_day'], ' jobs/day', 1)})",
+        f"             busiest/quietest hour {pair(arrivals['busiest_to_quietest_hour'])}, "
+        f"weekend/weekday {pair(arrivals['weekend_to_weekday'])}",
+    ]
+    if "sizes" not in stats:
+        return lines
+    sizes, runs, outcomes = stats["sizes"], stats["durations"], stats["outcomes"]
+    queue = stats["queue_reference"]
+    lines += [
+        f"  sizes      median {pair(sizes['median_gpus'], ' GPUs', 0)}, "
+        f"mean {pair(sizes['mean_gpus'], ' GPUs')}, largest {pair(sizes['max_gpus'], '', 0)}",
+        f"             multi-node {sizes['multi_node_share'] * 100:.1f} %; the partition caps the tail",
+        f"  run time   median {pair(runs['median_s'], ' s', 0)}, mean {pair(runs['mean_s'], ' s', 0)}",
+        "             the traces have multi-day jobs: here a job that needs more than its limit times out",
+        f"  outcomes   {shares(outcomes['by_count'])}",
+        f"  GPU time   {shares(outcomes['by_gpu_time'])}",
+        f"             timeouts hold {outcomes['gpu_time_in_timeouts'] * 100:.1f} % "
+        "(counted with failed, as the traces do)",
+        f"  timeouts   {percent(outcomes['timeout_share_of_failed'])} of failed "
+        "(planned, plus jobs longer than their limit)",
+        f"  classes    {shares(stats['classes'])}",
+        f"  queue      not planned (Slurm decides); trace reference median {queue['median_s']:g} s, "
+        f"mean {queue['mean_s']:g} s",
+    ]
+    return lines

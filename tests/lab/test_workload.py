@@ -1,0 +1,167 @@
+"""The workload against the live default lab: a short compressed run through slurmrestd.
+
+The run uses a *test shape* of the default blueprint's workload, not a plausible one: 20 jobs per GPU
+per day, every outcome a third of the jobs (half the failures timeouts), jobs of at most one node,
+and time compressed 600× (an hour of plan in six seconds). Seed 7 plans 8 jobs in which every outcome
+appears. The run takes about 90 s: Slurm limits are whole minutes and it enforces them on a 30-second
+cycle, so the timeout job ends 60-90 s after it starts.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import fmean
+
+import docker
+import pytest
+from testinfra.host import Host
+
+from lab.blueprint import Blueprint, parse
+from lab.workload import live
+from lab.workload.plan import Plan, plan
+from lab.workload.runner import run
+from lab.workload.submit import NodeShape
+from lab.workload.summary import RunSummary
+
+pytestmark = pytest.mark.lab
+
+SEED = 7
+SCALE = 600.0
+
+
+@dataclass
+class Ran:
+    plan: Plan
+    summary: RunSummary
+    classes_seen: list[dict[str, str]]
+    elapsed_s: float
+    sacct: dict[int, dict[str, str]]
+
+
+def _test_shape(lab: Blueprint) -> Blueprint:
+    data = copy.deepcopy(lab.model_dump(mode="json", exclude_none=True))
+    workload = data["workload"]
+    workload["time_scale"] = SCALE
+    workload["arrivals"]["gpu_jobs_per_gpu_per_day"] = 20
+    workload["sizes"] = {"median_gpus": 1, "mean_gpus": 2, "max_gpus": 8}
+    thirds = {"completed": 0.34, "cancelled": 0.33, "failed": 0.33}
+    workload["outcomes"].update(by_count=thirds, by_gpu_time=thirds, timeout_share_of_failed=0.5)
+    return parse(data)
+
+
+@pytest.fixture(scope="module")
+def ran(
+    default_lab: Blueprint,
+    engine: docker.DockerClient,
+    host: Callable[[str], Host],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Ran:
+    blueprint = _test_shape(default_lab)
+    planned = plan(blueprint, hours=0.5, seed=SEED)
+    assert {job.outcome for job in planned.jobs} == {"completed", "failed", "cancelled", "timeout"}
+    classes = tmp_path_factory.mktemp("workload") / "job-classes.json"
+    seen: list[dict[str, str]] = []
+
+    def progress(_message: str) -> None:
+        if classes.exists():
+            seen.append(json.loads(classes.read_text()))
+
+    started = time.monotonic()
+    summary = run(
+        planned.jobs,
+        live.connect(engine, default_lab.name),
+        time_scale=SCALE,
+        shape=NodeShape.of(blueprint),
+        seed=SEED,
+        planned=len(planned.jobs),
+        job_classes=classes,
+        progress=progress,
+    )
+    elapsed = time.monotonic() - started
+    ids = ",".join(str(job_id) for job_id in summary.job_ids.values())
+    fields = "JobID,State,User,Account,Partition,QOS,Submit,Start,NodeList"
+    lines = host("controller").check_output(f"sacct -X -n -P -j {ids} -o {fields}").splitlines()
+    sacct = {
+        int(row["JobID"]): row
+        for row in (dict(zip(fields.split(","), line.split("|"), strict=True)) for line in lines)
+    }
+    return Ran(planned, summary, seen, elapsed, sacct)
+
+
+def test_every_planned_job_runs_as_its_planned_user(ran: Ran) -> None:
+    assert ran.summary.submitted == len(ran.plan.jobs) and ran.summary.rejected == 0
+    for job in ran.plan.jobs:
+        row = ran.sacct[ran.summary.job_ids[job.index]]
+        assert (row["User"], row["Account"], row["Partition"], row["QOS"]) == (
+            job.user,
+            job.account,
+            job.partition,
+            job.qos,
+        )
+
+
+def test_every_outcome_class_ends_in_its_slurm_state(ran: Ran) -> None:
+    expected = {"completed": "COMPLETED", "failed": "FAILED", "cancelled": "CANCELLED", "timeout": "TIMEOUT"}
+    for job in ran.plan.jobs:
+        state = ran.sacct[ran.summary.job_ids[job.index]]["State"].split()[0]
+        assert state == expected[job.outcome], job
+    assert ran.summary.as_planned == ran.summary.submitted
+
+
+def test_the_summary_agrees_with_sacct(ran: Ran) -> None:
+    states = Counter(row["State"].split()[0] for row in ran.sacct.values())
+    assert ran.summary.by_state == dict(states)
+    for state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"):
+        assert ran.summary.count(state) >= 1
+    assert ran.summary.started == len(ran.sacct)
+    waits = [_epoch(row["Start"]) - _epoch(row["Submit"]) for row in ran.sacct.values()]
+    assert ran.summary.mean_queue_wait_s == pytest.approx(fmean(waits))
+    assert ran.summary.unaccounted == 0
+    assert f"submitted  {len(ran.plan.jobs)} of {len(ran.plan.jobs)} planned" in ran.summary.text()
+
+
+def test_cancellations_come_from_the_jobs_owner_through_slurm(ran: Ran, default_lab: Blueprint) -> None:
+    uid = {user.name: user.uid for user in default_lab.all_users}
+    for job in ran.plan.jobs:
+        if job.outcome == "cancelled":
+            assert ran.sacct[ran.summary.job_ids[job.index]]["State"] == f"CANCELLED by {uid[job.user]}"
+
+
+def test_job_output_carries_the_job_id_and_ends_as_planned(ran: Ran, host: Callable[[str], Host]) -> None:
+    endings = {
+        "completed": 'msg="job finished"',
+        "failed": "level=ERROR",
+        "cancelled": "CANCELLED AT",
+        "timeout": "DUE TO TIME LIMIT",
+    }
+    for job in ran.plan.jobs:
+        job_id = ran.summary.job_ids[job.index]
+        node = ran.sacct[job_id]["NodeList"]  # one node each: the test shape keeps jobs to 8 GPUs
+        output = host(node).file(f"/tmp/workload-{job_id}.out").content_string
+        logged = [line for line in output.splitlines() if line.startswith("time=")]
+        assert logged and all(f" job_id={job_id} " in line for line in logged), output
+        assert endings[job.outcome] in output, output
+        if job.outcome == "failed":
+            assert ("Traceback" in output) or ("NCCL" in output), output
+        if job.outcome in ("cancelled", "timeout"):
+            assert f"*** JOB {job_id} ON {node} CANCELLED AT" in output  # slurmstepd's own line
+
+
+def test_the_job_classes_file_named_the_running_jobs(ran: Ran) -> None:
+    by_id = {str(ran.summary.job_ids[job.index]): job.workload_class for job in ran.plan.jobs}
+    assert any(len(classes) > 1 for classes in ran.classes_seen)
+    for classes in ran.classes_seen:
+        assert classes.items() <= by_id.items()
+
+
+def test_the_run_is_short(ran: Ran) -> None:
+    assert ran.elapsed_s < 150, f"the workload run took {ran.elapsed_s:.0f} s"
+
+
+def _epoch(stamp: str) -> float:
+    return time.mktime(time.strptime(stamp, "%Y-%m-%dT%H:%M:%S"))

@@ -1,0 +1,56 @@
+"""`lab workload plan` and `run` as a user calls them (typer's test runner; no cluster)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from lab.workload.cli import app
+
+from .workload_testing import shipped_data, with_workload
+
+runner = CliRunner()
+
+
+def test_plan_json_lists_every_field_of_every_job() -> None:
+    result = runner.invoke(app, ["plan", "--hours", "72", "--seed", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert document["seed"] == 4 and document["time_scale"] == 1
+    fields = {
+        "submit_s", "gpus", "nodes", "duration_s", "time_limit_s", "outcome", "user", "account",
+        "partition", "qos", "workload_class", "submit_lab_s", "time_limit_lab_min",
+    }  # fmt: skip
+    assert document["jobs"] and all(fields <= set(job) for job in document["jobs"])
+    assert document["statistics"]["arrivals"]["gpu_jobs_per_gpu_per_day"]["configured"] == 0.66
+    again = runner.invoke(app, ["plan", "--hours", "72", "--seed", "4", "--json"])
+    assert again.output == result.output, "same seed, same plan"
+
+
+def test_plan_text_shows_jobs_and_statistics_in_real_and_lab_time() -> None:
+    result = runner.invoke(app, ["plan", "--hours", "48", "--time-scale", "60"])
+    assert result.exit_code == 0, result.output
+    assert "48 h real from Monday 00:00 = 48.0 min in the lab (time scale 60)" in result.output
+    for label in ("arrivals", "sizes", "run time", "outcomes", "GPU time", "classes", "queue"):
+        assert f"  {label}" in result.output
+    assert "trace reference median 1 s, mean 446 s" in result.output
+
+
+def test_a_bad_blueprint_stops_plan_and_run_with_file_field_and_fix(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(yaml.safe_dump(with_workload(shipped_data(), **{"classes.2.partition": "notebooks"})))
+    for command in ("plan", "run"):
+        result = runner.invoke(app, [command, "--blueprint", str(broken)])
+        assert result.exit_code == 1
+        assert f"error: {broken}: 1 problem(s)" in result.output
+        assert "workload.classes.2.partition: 'notebooks' is not a partition" in result.output
+        assert "Fix: use one of them" in result.output
+
+
+def test_help_names_both_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "plan" in result.output and "run" in result.output

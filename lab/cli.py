@@ -71,7 +71,21 @@ def up(
     keep_on_failure: Annotated[
         bool, typer.Option(help="Keep the containers when bring-up fails, for inspection.")
     ] = False,
+    workload: Annotated[
+        bool,
+        typer.Option(
+            help="Live mode: keep the blueprint's plausible workload running (`lab workload run --live`)."
+        ),
+    ] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    scenario: Annotated[
+        str,
+        typer.Option(help="Run:ai blueprints only: baseline, quota-exhaustion, preemption-storm, gpu-fault."),
+    ] = "baseline",
+    time_scale: Annotated[
+        float, typer.Option(help="Run:ai blueprints only: simulated seconds per wall second.")
+    ] = 1.0,
+    seed: Annotated[int, typer.Option(help="Run:ai blueprints only: seed of the simulation.")] = 0,
 ) -> None:
     """Build images if needed, start the containers, provision Slurm and wait until every node is idle.
 
@@ -79,17 +93,33 @@ def up(
     Debian it installs and starts a missing container engine (docker.io) and debootstrap.
     """
     progress = Progress(quiet=quiet)
+    from lab import runai_lab
     from lab.provision import ProvisionError
     from lab.slurmrestd import RestError
 
+    build = images.BuildOptions(
+        base_image=base_image, ca_bundle=None if ca_bundle == "none" else Path(ca_bundle)
+    )
+    if runai_lab.is_runai_blueprint(blueprint):
+        from lab.runai.blueprint import RunaiBlueprintError
+
+        try:
+            runai = runai_lab.up(
+                blueprint, runai_lab.RunaiOptions(scenario, time_scale, seed), build, progress
+            )
+            urls = lifecycle.endpoints(engine.require_engine(), runai.name)
+        except (*KNOWN_ERRORS, ProvisionError, RunaiBlueprintError) as error:
+            _fail(error)
+        progress.say(f"Run:ai lab '{runai.name}' is up (scenario {scenario})")
+        for service, url in urls.items():
+            typer.echo(f"{service}: {url}")
+        return
     try:
         model = blueprint_module.load(blueprint)
         options = lifecycle.UpOptions(
-            build=images.BuildOptions(
-                base_image=base_image,
-                ca_bundle=None if ca_bundle == "none" else Path(ca_bundle),
-            ),
+            build=build,
             keep_on_failure=keep_on_failure,
+            workload=workload,
         )
         urls = lifecycle.up(model, blueprint, options, progress)
     except (*KNOWN_ERRORS, ProvisionError, RestError) as error:
@@ -132,6 +162,7 @@ def status(
         return
     typer.echo(f"lab {report['lab']}")
     typer.echo(f"slurm_exporter {versions.SLURM_EXPORTER_VERSION}: {report['slurm_exporter']}")
+    typer.echo(f"workload: {report['workload']}")
     for row in report["containers"]:
         daemons = " ".join(f"{d}={s}" for d, s in row["daemons"].items()) or "-"
         typer.echo(f"  {row['host']:<12} {row['role']:<10} {row['state']:<8} {daemons}")

@@ -44,7 +44,8 @@ class ContainerSpec:
     nodes: tuple[str, ...] = ()  # Slurm node names whose slurmd runs here
     ports: dict[int, int] = field(default_factory=dict)  # container port → host port on 127.0.0.1
     volumes: dict[str, str] = field(default_factory=dict)  # volume name → mount point
-    binds: dict[str, str] = field(default_factory=dict)  # host path → read-only mount point
+    binds: dict[str, str] = field(default_factory=dict)  # host path → mount point (read-only)
+    writable_binds: dict[str, str] = field(default_factory=dict)  # host path → mount point
 
     @property
     def name(self) -> str:
@@ -57,6 +58,16 @@ class ContainerSpec:
     def digest(self, image_id: str) -> str:
         payload = json.dumps({**asdict(self), "image_id": image_id}, sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def prometheus_spec(lab: str, host_port: int) -> ContainerSpec:
+    return ContainerSpec(
+        lab,
+        "prometheus",
+        "prometheus",
+        ports={PROMETHEUS_PORT: host_port},
+        volumes={f"lab-{lab}-prometheus": "/var/lib/prometheus/metrics2"},
+    )
 
 
 def container_name(lab: str, hostname: str) -> str:
@@ -75,13 +86,7 @@ def plan(blueprint: Blueprint) -> list[ContainerSpec]:
         ContainerSpec(lab, "controller", "controller", volumes={f"lab-{lab}-ctld": "/var/spool/slurm/ctld"}),
         ContainerSpec(lab, "dbd", "dbd", volumes={f"lab-{lab}-mariadb": "/var/lib/mysql"}),
         ContainerSpec(lab, "restd", "restd", ports={RESTD_PORT: blueprint.ports.slurmrestd}),
-        ContainerSpec(
-            lab,
-            "prometheus",
-            "prometheus",
-            ports={PROMETHEUS_PORT: blueprint.ports.prometheus},
-            volumes={f"lab-{lab}-prometheus": "/var/lib/prometheus/metrics2"},
-        ),
+        prometheus_spec(lab, blueprint.ports.prometheus),
     ]
     if blueprint.racks:
         specs += [
@@ -95,14 +100,13 @@ def plan(blueprint: Blueprint) -> list[ContainerSpec]:
     return specs
 
 
-def up(client: docker.DockerClient, blueprint: Blueprint, progress: Progress) -> list[ContainerSpec]:
-    specs = plan(blueprint)
+def up(client: docker.DockerClient, lab: str, specs: list[ContainerSpec], progress: Progress) -> None:
     for sub in ("xid", "jobs"):
-        (shared_dir(blueprint.name) / sub).mkdir(parents=True, exist_ok=True)
-    network = _ensure_network(client, blueprint.name)
+        (shared_dir(lab) / sub).mkdir(parents=True, exist_ok=True)
+    network = _ensure_network(client, lab)
     for spec in specs:
         for volume in spec.volumes:
-            _ensure_volume(client, blueprint.name, volume)
+            _ensure_volume(client, lab, volume)
     created = started = kept = 0
     for spec in specs:
         outcome = _ensure_container(client, spec, network)
@@ -110,7 +114,6 @@ def up(client: docker.DockerClient, blueprint: Blueprint, progress: Progress) ->
         started += outcome == "started"
         kept += outcome == "kept"
     progress.say(f"containers: {created} created, {started} started, {kept} already running")
-    return specs
 
 
 def down(client: docker.DockerClient, lab: str, purge: bool, progress: Progress) -> None:
@@ -185,6 +188,7 @@ def _ensure_container(client: docker.DockerClient, spec: ContainerSpec, network:
         volumes={
             **{name: {"bind": path, "mode": "rw"} for name, path in spec.volumes.items()},
             **{host: {"bind": path, "mode": "ro"} for host, path in spec.binds.items()},
+            **{host: {"bind": path, "mode": "rw"} for host, path in spec.writable_binds.items()},
         },
     )
     return "created"

@@ -25,7 +25,7 @@ from lab.progress import Progress
 REPOSITORY = "aifactory-lab"
 INPUTS_LABEL = "org.aifactory-lab.inputs"
 SLURM_ROLES = ("controller", "dbd", "restd", "node")
-ROLES = (*SLURM_ROLES, "prometheus")
+ROLES = (*SLURM_ROLES, "prometheus", "runai")
 PARENTS = ("BASE", "ROOT_IMAGE")  # build args that name the image built upon
 EXECUTABLES = ("policy-rc.d", "lab-daemon", "lab-gpu-app", ".sh")  # context files that keep the execute bit
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -63,7 +63,7 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
         progress,
     )
     for role in SLURM_ROLES:
-        extra = {"dcgm-shim": shim_package_files()} if role == "node" else None
+        extra = {"dcgm-shim": package_files(("dcgm",))} if role == "node" else None
         _build(
             client,
             role,
@@ -74,6 +74,8 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
     _build(
         client, "prometheus", {"BASE": base, "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION}, progress
     )
+    runai_package = package_files(("dcgm", "runai"), modules=("paths.py",))
+    _build(client, "runai", {"BASE": base}, progress, extra_files={"lab-package": runai_package})
 
 
 def _root_image(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> str:
@@ -178,13 +180,15 @@ def _build(
     return tag
 
 
-def shim_package_files() -> dict[str, bytes]:
-    """The stdlib-only lab.dcgm package (sources and data, no bytecode) for the node image."""
+def package_files(subpackages: tuple[str, ...], modules: tuple[str, ...] = ()) -> dict[str, bytes]:
+    """Parts of the ``lab`` package (sources and data, no bytecode) for an image: the node image gets
+    the stdlib-only lab.dcgm, the Run:ai image lab.runai with lab.dcgm."""
     package = PROJECT_ROOT / "lab"
-    files = {"lab/__init__.py": (package / "__init__.py").read_bytes()}
-    for source in sorted((package / "dcgm").iterdir()):
-        if source.is_file() and source.suffix in (".py", ".csv"):
-            files[f"lab/dcgm/{source.name}"] = source.read_bytes()
+    files = {f"lab/{name}": (package / name).read_bytes() for name in ("__init__.py", *modules)}
+    for subpackage in subpackages:
+        for source in sorted((package / subpackage).iterdir()):
+            if source.is_file() and source.suffix in (".py", ".csv"):
+                files[f"lab/{subpackage}/{source.name}"] = source.read_bytes()
     return files
 
 

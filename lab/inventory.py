@@ -97,7 +97,32 @@ def dcgm_targets(blueprint: Blueprint) -> list[dict[str, Any]]:
     return targets
 
 
-def inventory(blueprint: Blueprint, connection: Connection = "docker") -> dict[str, Any]:
+def scrape_jobs(blueprint: Blueprint, slurm_exporter: bool) -> list[dict[str, Any]]:
+    """Prometheus scrape jobs of a Slurm lab, beside Prometheus' own."""
+    jobs: list[dict[str, Any]] = []
+    if slurm_exporter:
+        jobs.append(
+            {
+                "name": "slurm",
+                "why": "The Slurm exporter beside slurmctld (SckyzO/slurm_exporter, registered port 9341).",
+                "targets": [{"address": "controller:9341"}],
+            }
+        )
+    jobs.append(
+        {
+            "name": "dcgm",
+            "why": "One target per GPU node, like dcgm-exporter; rack targets keep the instance <node>:9400.",
+            "targets": [
+                {"address": t["address"], "instance": t["instance"]} for t in dcgm_targets(blueprint)
+            ],
+        }
+    )
+    return jobs
+
+
+def inventory(
+    blueprint: Blueprint, connection: Connection = "docker", slurm_exporter: bool = True
+) -> dict[str, Any]:
     """An Ansible YAML inventory. With ``ssh``, host names are the lab's; edit ``ansible_host``."""
     node_hosts: dict[str, Any] = {}
     for host in blueprint.node_containers:
@@ -110,6 +135,8 @@ def inventory(blueprint: Blueprint, connection: Connection = "docker") -> dict[s
     common: dict[str, Any] = {
         "slurm_cluster": cluster_vars(blueprint),
         "slurm_service_mode": "container" if connection == "docker" else "systemd",
+        "prometheus_cluster_label": blueprint.slurm.cluster_name,
+        "prometheus_scrape_jobs": scrape_jobs(blueprint, slurm_exporter),
         "ansible_python_interpreter": "/usr/bin/python3",
     }
     if connection == "docker":

@@ -10,7 +10,7 @@ from typing import Any
 import docker
 
 from lab import blueprint as blueprint_module
-from lab import cluster, engine, exporter, images, keys, lock
+from lab import cluster, engine, exporter, images, keys, live_workload, lock
 from lab.blueprint import Blueprint
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
@@ -21,6 +21,7 @@ DAEMONS_BY_ROLE = {
     "dbd": ["munged", "mariadb", "slurmdbd"],
     "restd": ["munged", "slurmrestd"],
     "prometheus": ["prometheus"],
+    "runai": ["runai"],
 }
 
 
@@ -32,6 +33,7 @@ class LabError(RuntimeError):
 class UpOptions:
     build: images.BuildOptions = field(default_factory=images.BuildOptions)
     keep_on_failure: bool = False
+    workload: bool = True  # the live mode: a plausible workload keeps running after bring-up
 
 
 def up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progress) -> dict[str, str]:
@@ -52,7 +54,7 @@ def _up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progre
     if built.binary is None:
         progress.say(f"WARNING: the lab comes up without the Slurm exporter: {built.problem}")
     with progress.step(f"containers of lab '{blueprint.name}'"):
-        cluster.up(client, blueprint, progress)
+        cluster.up(client, blueprint.name, cluster.plan(blueprint), progress)
     try:
         with progress.step("provisioning with Ansible"):
             provision(blueprint, lab_keys, progress, built.binary)
@@ -62,12 +64,19 @@ def _up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progre
             cluster.down(client, blueprint.name, purge=False, progress=progress)
         raise
     shutil.copyfile(source, state / "blueprint.yaml")
+    if options.workload and blueprint.workload is not None:
+        pid = live_workload.start(blueprint.name, state / "blueprint.yaml")
+        progress.say(f"live workload running (pid {pid}, log {live_workload.log_file(blueprint.name)})")
+    elif not options.workload and live_workload.stop(blueprint.name):
+        progress.say("live workload stopped (--no-workload)")
     return endpoints(client, blueprint.name)
 
 
 def down(lab: str, purge: bool, progress: Progress) -> None:
     client = engine.require_engine()
     with lock.held(lab_state_dir(lab), "down"):
+        if live_workload.stop(lab):
+            progress.say("live workload stopped")
         cluster.down(client, lab, purge, progress)
     if purge:
         state = lab_state_dir(lab)
@@ -99,7 +108,11 @@ def endpoints(client: docker.DockerClient, lab: str) -> dict[str, str]:
     return urls
 
 
-_SERVICE_BY_PORT = {f"{cluster.RESTD_PORT}/tcp": "slurmrestd", f"{cluster.PROMETHEUS_PORT}/tcp": "prometheus"}
+_SERVICE_BY_PORT = {
+    f"{cluster.RESTD_PORT}/tcp": "slurmrestd",
+    f"{cluster.PROMETHEUS_PORT}/tcp": "prometheus",
+    "9590/tcp": "runai",
+}
 
 
 def status(client: docker.DockerClient, lab: str) -> dict[str, Any]:
@@ -129,6 +142,7 @@ def status(client: docker.DockerClient, lab: str) -> dict[str, Any]:
     return {
         "lab": lab,
         "slurm_exporter": exporter_status.read_text().strip() if exporter_status.exists() else "unknown",
+        "workload": f"live (pid {pid})" if (pid := live_workload.running_pid(lab)) else "stopped",
         "containers": rows,
         "nodes": _nodes(controller) if controller is not None else [],
         "endpoints": endpoints(client, lab),

@@ -29,8 +29,9 @@ def write_inventory(
     path: Path,
     connection: Connection = "docker",
     extra_vars: dict[str, Any] | None = None,
+    slurm_exporter: bool = True,
 ) -> Path:
-    data = inventory(blueprint, connection)
+    data = inventory(blueprint, connection, slurm_exporter=slurm_exporter)
     data["all"]["vars"].update(key_vars(keys))
     data["all"]["vars"].update(extra_vars or {})
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,13 +60,23 @@ def provision(
     lab_vars: dict[str, Any] = {"dcgm_health_check_interval": 30}
     if exporter_binary is not None:
         lab_vars.update(slurm_exporter_binary_src=str(exporter_binary), slurm_exporter_enabled=True)
-    hosts = write_inventory(blueprint, keys, private / "inventory" / "hosts.yml")
+    hosts = write_inventory(
+        blueprint, keys, private / "inventory" / "hosts.yml", slurm_exporter=exporter_binary is not None
+    )
+    run_playbook(private, hosts, lab_vars, progress)
+
+
+def run_playbook(private: Path, hosts: Path, extravars: dict[str, Any], progress: Progress) -> None:
+    """Run ansible/site.yml on an inventory; progress per play, failures as one ProvisionError."""
     failures: list[str] = []
+    pending_play: list[str] = []
 
     def on_event(event: dict[str, Any]) -> bool:
         data = event.get("event_data", {})
         if event.get("event") == "playbook_on_play_start":
-            progress.say(f"ansible: {data.get('play', '')}")
+            pending_play[:] = [str(data.get("play", ""))]
+        elif event.get("event") == "playbook_on_task_start" and pending_play:
+            progress.say(f"ansible: {pending_play.pop()}")  # plays that match no host stay silent
         elif event.get("event") == "runner_on_failed" and not data.get("ignore_errors"):
             result = data.get("res", {})
             failed_items = [item for item in result.get("results", []) if item.get("failed")]
@@ -86,7 +97,7 @@ def provision(
         playbook="site.yml",
         inventory=str(hosts),
         # Extra vars: the lab's settings beat ansible/group_vars, which hold real-site defaults.
-        extravars=lab_vars,
+        extravars=extravars,
         envvars={"ANSIBLE_CONFIG": str(ANSIBLE_DIR / "ansible.cfg")},
         event_handler=on_event,
         quiet=True,

@@ -25,6 +25,7 @@ TEMPLATES = {
     "gres.conf": "slurm_common",
     "cgroup.conf": "slurm_common",
     "slurmdbd.conf": "slurmdbd",
+    "prometheus.yml": "prometheus",
 }
 CASES = [("default.yaml", "docker"), ("default.yaml", "ssh"), ("superpod.yaml", "docker")]
 

@@ -1,0 +1,115 @@
+"""The Run:ai construct in the lab: its emulator container, real Prometheus scraping every target,
+the documented PromQL walk on the gpu-fault scenario, and each scenario's signature."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lab import promql, runai_lab
+from lab.paths import BLUEPRINTS_DIR, lab_state_dir
+from lab.runai.blueprint import RunaiBlueprint, load
+from lab.runai.joins import walk
+
+from .conftest import run_lab, wait_for
+
+pytestmark = pytest.mark.lab
+
+BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
+PROMETHEUS = f"http://127.0.0.1:{runai_lab.HOST_PORTS['prometheus']}"
+# 60 simulated seconds per wall second: the gpu-fault scenario's XID (at 15 min) comes after 15 s.
+TIME_SCALE = "60"
+
+
+def _up(scenario: str) -> None:
+    run_lab("up", "--blueprint", str(BLUEPRINT), "--scenario", scenario, "--time-scale", TIME_SCALE, "-q")
+
+
+@pytest.fixture(scope="module")
+def runai() -> Iterator[RunaiBlueprint]:
+    model = load(BLUEPRINT)
+    _up("gpu-fault")
+    yield model
+    run_lab("down", "--lab", model.name, "--purge")
+
+
+def _events_since(out: Path, offset: int) -> list[dict[str, object]]:
+    with (out / "events.jsonl").open(encoding="utf-8") as handle:
+        handle.seek(offset)
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def test_prometheus_scrapes_every_runai_target(runai: RunaiBlueprint) -> None:
+    expected = {("runai", "runai:9590"), ("prometheus", "localhost:9090")}
+    expected |= {(f"kai-{pool.name}", "runai:9590") for pool in runai.node_pools}
+    expected |= {("dcgm", f"{node}:9400") for node in runai_lab.node_names(runai)}
+
+    def healthy() -> set[tuple[str, str]]:
+        return {
+            (t["labels"]["job"], t["labels"]["instance"])
+            for t in promql.targets(PROMETHEUS)
+            if t["health"] == "up"
+        }
+
+    wait_for(lambda: healthy() >= expected, 60, "every Run:ai target up")
+
+
+def test_documented_walk_finds_exactly_the_faulted_gpu_and_node(runai: RunaiBlueprint) -> None:
+    faults = lab_state_dir(runai.name) / "runai" / "faults"
+    injected = wait_for(lambda: sorted(p for p in faults.rglob("*") if p.is_file()), 90, "the injected XID")
+    assert len(injected) == 1
+    node, gpu = injected[0].parent.name, injected[0].name
+
+    failed = wait_for(lambda: promql.query(PROMETHEUS, walk("", "", []).steps[0][1]), 90, "a Failed workload")
+    assert len(failed) == 1
+    workload, namespace = failed[0].labels["created_by_name"], failed[0].labels["namespace"]
+    query = walk(workload, namespace, []).combined
+
+    rows = wait_for(lambda: promql.query(PROMETHEUS, query), 60, "the walk's answer")
+    assert [(r.labels["Hostname"], r.labels["gpu"]) for r in rows] == [(node, gpu)]
+    row = rows[0].labels
+    assert row["err_code"] == "79" and row["namespace"] == namespace and row["pod"].startswith(workload)
+    assert row["UUID"].startswith("GPU-") and row["nodepool"] in {pool.name for pool in runai.node_pools}
+
+
+def test_gpu_fault_events_carry_the_core_v1_shape(runai: RunaiBlueprint) -> None:
+    out = lab_state_dir(runai.name) / "runai"
+    events = wait_for(
+        lambda: [e for e in _events_since(out, 0) if e["reason"] == "BackOff"], 60, "the failed pod's BackOff"
+    )
+    event = events[0]
+    assert {"involvedObject", "reason", "message", "type", "source", "count", "firstTimestamp"} <= set(event)
+    assert event["type"] == "Warning"
+
+
+def test_quota_exhaustion_shows_a_backlog_and_quota_reasons(runai: RunaiBlueprint) -> None:
+    out = lab_state_dir(runai.name) / "runai"
+    offset = (out / "events.jsonl").stat().st_size
+    _up("quota-exhaustion")
+    pending = 'count(kube_pod_status_phase{phase="Pending", namespace="runai-team-c"} == 1)'
+    wait_for(
+        lambda: [s for s in promql.query(PROMETHEUS, pending) if s.value >= 10], 120, "a pending backlog"
+    )
+    unschedulable = wait_for(
+        lambda: [e for e in _events_since(out, offset) if e["reason"] == "Unschedulable"],
+        60,
+        "Unschedulable events",
+    )
+    assert any("NonPreemptibleOverQuota" in str(e["message"]) for e in unschedulable)
+
+
+def test_preemption_storm_evicts_over_quota_workloads(runai: RunaiBlueprint) -> None:
+    out = lab_state_dir(runai.name) / "runai"
+    offset = (out / "events.jsonl").stat().st_size
+    _up("preemption-storm")
+    evicted = 'sum(kai_pod_group_evicted_pods_total{action="reclaim"})'
+    wait_for(
+        lambda: [s for s in promql.query(PROMETHEUS, evicted) if s.value >= 10], 120, "reclaim evictions"
+    )
+    evicts = wait_for(
+        lambda: [e for e in _events_since(out, offset) if e["reason"] == "Evict"], 60, "Evict events"
+    )
+    assert all("was preempted by workload" in str(e["message"]) for e in evicts)

@@ -1,0 +1,33 @@
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lab import live_workload
+
+
+@pytest.fixture(autouse=True)
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AIFACTORY_LAB_STATE", str(tmp_path))
+    (tmp_path / "lab1").mkdir()
+    return tmp_path
+
+
+def test_a_stale_pid_file_means_not_running(state: Path) -> None:
+    (state / "lab1" / "workload.pid").write_text("999999999\n")
+    assert live_workload.running_pid("lab1") is None
+    assert live_workload.stop("lab1") is False
+
+
+def test_stop_terminates_the_recorded_process(state: Path) -> None:
+    # Detached like the real one (not our child), so its exit is reaped by init, not left a zombie.
+    pid = int(
+        subprocess.run(
+            ["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True
+        ).stdout
+    )
+    (state / "lab1" / "workload.pid").write_text(f"{pid}\n")
+    assert live_workload.running_pid("lab1") == pid
+    assert live_workload.stop("lab1") is True
+    assert live_workload.running_pid("lab1") is None
+    assert not (state / "lab1" / "workload.pid").exists()

@@ -1,0 +1,127 @@
+"""Pure planning: containers per blueprint, DCGM scrape targets, Run:ai lab jobs, XID fault files."""
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab import blueprint, cluster, fault, inventory, runai_lab
+from lab.paths import BLUEPRINTS_DIR
+from lab.runai.blueprint import load as load_runai
+
+
+def _racks(default_data: dict[str, Any], count: int = 16, per_rack: int = 8) -> blueprint.Blueprint:
+    data = copy.deepcopy(default_data)
+    data["nodes"]["count"] = count
+    data["partitions"][1]["nodes"] = "dgx-016"
+    data["topology"] = {"layout": "racks", "nodes_per_rack": per_rack}
+    return blueprint.parse(data)
+
+
+def test_default_lab_has_services_and_one_container_per_node(default_data: dict[str, Any]) -> None:
+    specs = cluster.plan(blueprint.parse(default_data))
+    assert [s.hostname for s in specs] == [
+        "controller",
+        "dbd",
+        "restd",
+        "prometheus",
+        "dgx-001",
+        "dgx-002",
+        "dgx-003",
+        "dgx-004",
+    ]
+    published = {s.hostname: s.ports for s in specs if s.ports}
+    assert published == {"restd": {6820: 6820}, "prometheus": {9090: 9090}}
+    nodes = [s for s in specs if s.role == "node"]
+    assert all(s.binds == {str(cluster.shared_dir("default")): cluster.SHARED_MOUNT} for s in nodes)
+
+
+def test_rack_lab_has_one_container_per_rack(default_data: dict[str, Any]) -> None:
+    specs = cluster.plan(_racks(default_data))
+    racks = [s for s in specs if s.role == "rack"]
+    assert [(s.hostname, s.nodes[0], s.nodes[-1]) for s in racks] == [
+        ("rack01", "dgx-001", "dgx-008"),
+        ("rack02", "dgx-009", "dgx-016"),
+    ]
+    assert all(s.image.endswith("/node:" + s.image.rsplit(":", 1)[1]) for s in racks)
+
+
+def test_a_spec_change_changes_the_digest(default_data: dict[str, Any]) -> None:
+    spec = cluster.plan(blueprint.parse(default_data))[2]
+    changed = cluster.ContainerSpec(spec.lab, spec.hostname, spec.role, ports={6820: 7000})
+    assert spec.digest("image-a") != changed.digest("image-a")
+    assert spec.digest("image-a") != spec.digest("image-b")
+
+
+def test_dcgm_targets_keep_the_real_instance_label(default_data: dict[str, Any]) -> None:
+    per_node = inventory.dcgm_targets(blueprint.parse(default_data))
+    assert per_node[0] == {
+        "node": "dgx-001",
+        "host": "dgx-001",
+        "port": 9400,
+        "address": "dgx-001:9400",
+        "instance": "dgx-001:9400",
+    }
+    racks = inventory.dcgm_targets(_racks(default_data))
+    assert racks[8] == {
+        "node": "dgx-009",
+        "host": "rack02",
+        "port": 9401,
+        "address": "rack02:9401",
+        "instance": "dgx-009:9400",
+    }
+    assert len({t["address"] for t in racks}) == 16
+
+
+def test_rack_nodes_get_their_own_mapping_directory(default_data: dict[str, Any]) -> None:
+    assert (
+        inventory.cluster_vars(blueprint.parse(default_data))["job_mapping_dir"] == inventory.JOB_MAPPING_DIR
+    )
+    assert (
+        inventory.cluster_vars(_racks(default_data))["job_mapping_dir"] == f"{inventory.JOB_MAPPING_DIR}/%n"
+    )
+
+
+def test_slurm_scrape_job_only_when_the_exporter_exists(default_data: dict[str, Any]) -> None:
+    model = blueprint.parse(default_data)
+    assert [j["name"] for j in inventory.scrape_jobs(model, slurm_exporter=True)] == ["slurm", "dcgm"]
+    assert [j["name"] for j in inventory.scrape_jobs(model, slurm_exporter=False)] == ["dcgm"]
+
+
+def test_runai_lab_scrapes_cluster_kai_pools_and_every_node() -> None:
+    model = load_runai(BLUEPRINTS_DIR / "runai.yaml")
+    jobs = {job["name"]: job for job in runai_lab.scrape_jobs(model)}
+    assert set(jobs) == {"runai", "dcgm", *(f"kai-{pool.name}" for pool in model.node_pools)}
+    nodes = runai_lab.node_names(model)
+    assert [t["instance"] for t in jobs["dcgm"]["targets"]] == [f"{n}:9400" for n in nodes]
+    assert jobs["dcgm"]["targets"][0]["address"] == f"runai:{runai_lab.DCGM_FIRST_PORT}"
+    assert runai_lab.is_runai_blueprint(BLUEPRINTS_DIR / "runai.yaml")
+    assert not runai_lab.is_runai_blueprint(BLUEPRINTS_DIR / "default.yaml")
+
+
+@pytest.fixture
+def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("AIFACTORY_LAB_STATE", str(tmp_path))
+    return tmp_path
+
+
+def test_xid_fault_is_written_atomically_where_the_shim_reads_it(
+    default_data: dict[str, Any], isolated_state: Path
+) -> None:
+    path = fault.inject_xid(blueprint.parse(default_data), "dgx-003", 5, 79)
+    assert path == isolated_state / "default" / "shared" / "xid" / "dgx-003" / "5"
+    assert path.read_text() == "79\n"
+    assert [p.name for p in path.parent.iterdir()] == ["5"], "no temporary file left behind"
+
+
+@pytest.mark.parametrize(
+    ("node", "gpu", "code", "message"),
+    [("dgx-009", 0, 79, "has no node"), ("dgx-001", 8, 79, "use 0..7"), ("dgx-001", 0, 1000, "out of range")],
+)
+def test_bad_faults_name_what_is_allowed(
+    default_data: dict[str, Any], isolated_state: Path, node: str, gpu: int, code: int, message: str
+) -> None:
+    with pytest.raises(fault.FaultError, match=message):
+        fault.inject_xid(blueprint.parse(default_data), node, gpu, code)
+    assert not (isolated_state / "default" / "shared" / "xid").exists()

@@ -385,8 +385,27 @@ def dump(
 @app.command()
 def validate(blueprint: Annotated[Path, typer.Argument(help="Blueprint YAML to check.")]) -> None:
     """Check a blueprint without touching any container; prints a summary or every problem."""
+    from lab import runai_lab
+
+    if runai_lab.is_runai_blueprint(blueprint):
+        from lab.runai.blueprint import RunaiBlueprintError
+        from lab.runai.blueprint import load as load_runai
+
+        try:
+            runai = load_runai(blueprint)
+        except RunaiBlueprintError as error:
+            _fail(error)
+        nodes = runai_lab.node_names(runai)
+        typer.echo(
+            f"{blueprint}: Run:ai lab '{runai.name}', {len(runai.node_pools)} node pools, {len(nodes)} nodes"
+        )
+        return
     try:
         model = blueprint_module.load(blueprint)
+        if model.workload is not None:
+            from lab.workload.plan import check_against
+
+            check_against(model, str(blueprint))
     except KNOWN_ERRORS as error:
         _fail(error)
     gpus = model.nodes.count * model.nodes.shape.gpus

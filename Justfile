@@ -40,5 +40,12 @@ capture lab="default" duration="120":
 dump *args:
     lab dump {{args}}
 
+# Benchmarks that need no lab (results go in BENCHMARKS.md); lab ones: python bench/bench_lab.py --help
+bench:
+    python bench/bench_job_mapping.py
+    python bench/bench_dcgm_shim.py
+    python bench/bench_workload.py
+    python bench/bench_runai.py
+
 # Everything CI checks: format, lint, types, unit and lab tests, signal fidelity
 check: fmt-check lint typecheck test dump

@@ -44,7 +44,7 @@ dump *args:
 bench:
     python bench/bench_job_mapping.py
     python bench/bench_dcgm_shim.py
-    python bench/bench_workload.py
+    python bench/bench_workload.py --plan-only
     python bench/bench_runai.py
 
 # Everything CI checks: format, lint, types, unit and lab tests, signal fidelity

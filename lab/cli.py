@@ -71,6 +71,9 @@ def up(
     keep_on_failure: Annotated[
         bool, typer.Option(help="Keep the containers when bring-up fails, for inspection.")
     ] = False,
+    rebuild: Annotated[
+        bool, typer.Option(help="Rebuild every image from scratch (no cache), e.g. for Debian updates.")
+    ] = False,
     workload: Annotated[
         bool,
         typer.Option(
@@ -98,7 +101,7 @@ def up(
     from lab.slurmrestd import RestError
 
     build = images.BuildOptions(
-        base_image=base_image, ca_bundle=None if ca_bundle == "none" else Path(ca_bundle)
+        base_image=base_image, ca_bundle=None if ca_bundle == "none" else Path(ca_bundle), rebuild=rebuild
     )
     if runai_lab.is_runai_blueprint(blueprint):
         from lab.runai.blueprint import RunaiBlueprintError

@@ -41,6 +41,7 @@ class BuildOptions:
     base_image: str | None = None  # a registry image such as debian:trixie instead of debootstrap
     ca_bundle: Path | None = SYSTEM_CA_BUNDLE
     mirror: str = versions.DEBIAN_MIRROR
+    rebuild: bool = False  # ignore the input hashes and the engine's layer cache
 
 
 def image_tag(name: str) -> str:
@@ -55,27 +56,17 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
     """Make sure every role image exists and is current; build what is missing or stale."""
     certificates = _certificates(options.ca_bundle)
     root = _root_image(client, options, progress)
-    base = _build(client, "base", {"ROOT_IMAGE": root}, progress, extra_files={"host-ca": certificates})
-    common = _build(
-        client,
-        "slurm-common",
-        {"BASE": base, "SLURM_VERSION": versions.SLURM_DEB_VERSION},
-        progress,
-    )
+
+    def build(name: str, args: dict[str, str], files: dict[str, dict[str, bytes]] | None = None) -> str:
+        return _build(client, name, args, progress, extra_files=files, rebuild=options.rebuild)
+
+    base = build("base", {"ROOT_IMAGE": root}, {"host-ca": certificates})
+    common = build("slurm-common", {"BASE": base, "SLURM_VERSION": versions.SLURM_DEB_VERSION})
     for role in SLURM_ROLES:
         extra = {"dcgm-shim": package_files(("dcgm",))} if role == "node" else None
-        _build(
-            client,
-            role,
-            {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION},
-            progress,
-            extra_files=extra,
-        )
-    _build(
-        client, "prometheus", {"BASE": base, "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION}, progress
-    )
-    runai_package = package_files(("dcgm", "runai"), modules=("paths.py",))
-    _build(client, "runai", {"BASE": base}, progress, extra_files={"lab-package": runai_package})
+        build(role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, extra)
+    build("prometheus", {"BASE": base, "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION})
+    build("runai", {"BASE": base}, {"lab-package": package_files(("dcgm", "runai"), modules=("paths.py",))})
 
 
 def _root_image(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> str:
@@ -83,7 +74,7 @@ def _root_image(client: docker.DockerClient, options: BuildOptions, progress: Pr
         return _pull_if_missing(client, options.base_image, progress)
     tag = image_tag(f"debootstrap-{versions.DEBIAN_SUITE}")
     inputs = _digest([f"minbase {versions.DEBIAN_SUITE} {options.mirror}".encode()])
-    if _current(client, tag, inputs):
+    if not options.rebuild and _current(client, tag, inputs):
         progress.say(f"{tag}: cached")
         return tag
     ensure_debootstrap(progress)
@@ -142,6 +133,7 @@ def _build(
     buildargs: dict[str, str],
     progress: Progress,
     extra_files: dict[str, dict[str, bytes]] | None = None,
+    rebuild: bool = False,
 ) -> str:
     tag = image_tag(name)
     context = CONTAINERS_DIR / name
@@ -154,7 +146,7 @@ def _build(
         + [path.encode() + b"\0" + data for path, data in sorted(files.items())]
         + [parent.encode() for parent in parents]
     )
-    if _current(client, tag, inputs):
+    if not rebuild and _current(client, tag, inputs):
         progress.say(f"{tag}: cached")
         return tag
     with progress.step(f"building {tag}"):
@@ -166,6 +158,7 @@ def _build(
             labels={INPUTS_LABEL: inputs},
             rm=True,
             forcerm=True,
+            nocache=rebuild,
             decode=True,
         )
         output: list[str] = []

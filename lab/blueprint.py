@@ -6,15 +6,13 @@ the file, the field and what is allowed, so nothing downstream ever sees a half-
 
 from __future__ import annotations
 
-import re
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from lab import hostlist
+from lab import hostlist, yamlmodel
 from lab.workload.model import WorkloadSpec
 
 NAME = r"^[a-z][a-z0-9-]{0,30}$"
@@ -232,35 +230,9 @@ def _unique(what: str, names: list[str]) -> None:
 
 def load(path: Path) -> Blueprint:
     """Read and validate ``path``; every failure is a :class:`BlueprintError` naming the fix."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise BlueprintError(f"{path}: cannot read blueprint: {error.strerror}") from error
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise BlueprintError(f"{path}: not valid YAML: {error}") from error
-    if not isinstance(data, dict):
-        raise BlueprintError(f"{path}: a blueprint is a YAML mapping with keys name, slurm, nodes …")
+    data = yamlmodel.read_mapping(path, "blueprint", "name, slurm, nodes", BlueprintError)
     return parse(data, source=str(path))
 
 
 def parse(data: dict[str, Any], source: str = "<blueprint>") -> Blueprint:
-    try:
-        return Blueprint.model_validate(data)
-    except ValidationError as error:
-        raise BlueprintError(_explain(error, source)) from None
-
-
-def _explain(error: ValidationError, source: str) -> str:
-    lines = [f"{source}: {error.error_count()} problem(s) in the blueprint:"]
-    for problem in error.errors():
-        field = ".".join(str(part) for part in problem["loc"]) or "(top level)"
-        message = problem["msg"]
-        if problem["type"] == "extra_forbidden":
-            message = "unknown field (check the spelling against blueprints/default.yaml)"
-        elif problem["type"] == "missing":
-            message = "required field is missing"
-        message = re.sub(r"^Value error, ", "", message)
-        lines.append(f"  - {field}: {message}")
-    return "\n".join(lines)
+    return yamlmodel.validate(Blueprint, data, source, "blueprint", "blueprints/default.yaml", BlueprintError)

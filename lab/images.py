@@ -66,7 +66,11 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
         extra = {"dcgm-shim": package_files(("dcgm",))} if role == "node" else None
         build(role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, extra)
     build("prometheus", {"BASE": base, "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION})
-    build("runai", {"BASE": base}, {"lab-package": package_files(("dcgm", "runai"), modules=("paths.py",))})
+    build(
+        "runai",
+        {"BASE": base},
+        {"lab-package": package_files(("dcgm", "runai"), modules=("paths.py", "yamlmodel.py"))},
+    )
 
 
 def _root_image(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> str:

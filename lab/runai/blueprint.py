@@ -7,13 +7,12 @@ and users are pseudonyms from the blueprint only.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from lab import yamlmodel
 from lab.paths import BLUEPRINTS_DIR
 
 DEFAULT_RUNAI_BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
@@ -255,37 +254,11 @@ def _unique(what: str, names: list[str]) -> None:
 
 def load(path: Path) -> RunaiBlueprint:
     """Read and validate ``path``; every failure is a :class:`RunaiBlueprintError` naming the fix."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise RunaiBlueprintError(f"{path}: cannot read Run:ai blueprint: {error.strerror}") from error
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise RunaiBlueprintError(f"{path}: not valid YAML: {error}") from error
-    if not isinstance(data, dict):
-        raise RunaiBlueprintError(
-            f"{path}: a Run:ai blueprint is a YAML mapping with keys name, node_pools, projects …"
-        )
+    data = yamlmodel.read_mapping(path, "Run:ai blueprint", "name, node_pools, projects", RunaiBlueprintError)
     return parse(data, source=str(path))
 
 
 def parse(data: dict[str, Any], source: str = "<runai blueprint>") -> RunaiBlueprint:
-    try:
-        return RunaiBlueprint.model_validate(data)
-    except ValidationError as error:
-        raise RunaiBlueprintError(_explain(error, source)) from None
-
-
-def _explain(error: ValidationError, source: str) -> str:
-    lines = [f"{source}: {error.error_count()} problem(s) in the Run:ai blueprint:"]
-    for problem in error.errors():
-        field = ".".join(str(part) for part in problem["loc"]) or "(top level)"
-        message = problem["msg"]
-        if problem["type"] == "extra_forbidden":
-            message = "unknown field (check the spelling against blueprints/runai.yaml)"
-        elif problem["type"] == "missing":
-            message = "required field is missing"
-        message = re.sub(r"^Value error, ", "", message)
-        lines.append(f"  - {field}: {message}")
-    return "\n".join(lines)
+    return yamlmodel.validate(
+        RunaiBlueprint, data, source, "Run:ai blueprint", "blueprints/runai.yaml", RunaiBlueprintError
+    )

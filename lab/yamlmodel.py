@@ -1,0 +1,52 @@
+"""Load a YAML file into a pydantic model, turning every mistake into one message that names the
+file, each field and the fix. Shared by the Slurm and the Run:ai blueprints."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def read_mapping(path: Path, what: str, keys_hint: str, error: type[Exception]) -> dict[str, Any]:
+    """The YAML mapping in ``path``, or ``error`` saying what is wrong with the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as problem:
+        raise error(f"{path}: cannot read {what}: {problem.strerror}") from problem
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as problem:
+        raise error(f"{path}: not valid YAML: {problem}") from problem
+    if not isinstance(data, dict):
+        raise error(f"{path}: a {what} is a YAML mapping with keys {keys_hint} …")
+    return data
+
+
+def validate(
+    model: type[Model], data: dict[str, Any], source: str, what: str, example: str, error: type[Exception]
+) -> Model:
+    """``model`` from ``data``, or ``error`` listing every problem as ``field: what is allowed``."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as problems:
+        raise error(explain(problems, source, what, example)) from None
+
+
+def explain(error: ValidationError, source: str, what: str, example: str) -> str:
+    lines = [f"{source}: {error.error_count()} problem(s) in the {what}:"]
+    for problem in error.errors():
+        field = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        message = problem["msg"]
+        if problem["type"] == "extra_forbidden":
+            message = f"unknown field (check the spelling against {example})"
+        elif problem["type"] == "missing":
+            message = "required field is missing"
+        message = re.sub(r"^Value error, ", "", message)
+        lines.append(f"  - {field}: {message}")
+    return "\n".join(lines)

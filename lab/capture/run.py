@@ -38,6 +38,9 @@ PACKAGES = {
 }
 
 
+TARGETS_TIMEOUT_S = 60  # a fresh Prometheus discovers static targets at once, scrapes within one interval
+
+
 class CaptureError(RuntimeError):
     """A capture that could not be taken; the message says why."""
 
@@ -66,12 +69,7 @@ def capture(
     scraper = cluster.find_container(client, lab, "prometheus")
     if scraper is None:
         raise CaptureError(f"lab '{lab}' has no Prometheus container. Fix: `lab up`.")
-    targets = [
-        Target(t["labels"]["job"], t["labels"]["instance"], t["scrapeUrl"])
-        for t in promql.targets(prometheus_url)
-    ]
-    if not targets:
-        raise CaptureError("Prometheus has no active targets yet; wait for its first scrape and retry.")
+    targets = _scraped_targets(prometheus_url, progress)
     rounds = max(1, round(duration_s / interval_s))
     started = datetime.now(UTC)
     texts: dict[Target, list[tuple[str, str]]] = {target: [] for target in targets}
@@ -84,6 +82,22 @@ def capture(
             time.sleep(max(0.0, interval_s - (time.monotonic() - began)))
     header = _provenance(client, lab, started, rounds, interval_s)
     return _write(out, texts, header)
+
+
+def _scraped_targets(prometheus_url: str, progress: Progress) -> list[Target]:
+    """Prometheus' targets once it has scraped each at least once (a fresh lab needs a few seconds)."""
+    deadline = time.monotonic() + TARGETS_TIMEOUT_S
+    while True:
+        found = promql.targets(prometheus_url)
+        if found and all(t["health"] != "unknown" for t in found):
+            return [Target(t["labels"]["job"], t["labels"]["instance"], t["scrapeUrl"]) for t in found]
+        if time.monotonic() > deadline:
+            raise CaptureError(
+                f"Prometheus had not scraped every target after {TARGETS_TIMEOUT_S}s "
+                f"({len(found)} known). Check `lab status` and {prometheus_url}/targets."
+            )
+        progress.say("waiting for Prometheus' first scrape of every target")
+        time.sleep(2)
 
 
 def _scrape(scraper: Any, target: Target) -> str:

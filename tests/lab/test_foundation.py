@@ -184,12 +184,8 @@ def test_jwt_key_is_only_where_it_is_needed(host: Callable[[str], Host], default
 def test_status_json_reports_containers_nodes_and_endpoints(default_lab: Blueprint) -> None:
     report = json.loads(run_lab("status", "--lab", default_lab.name, "--json").stdout)
     assert {"containers", "nodes", "endpoints"} <= set(report)
-    assert {row["host"] for row in report["containers"]} == {
-        "controller",
-        "dbd",
-        "restd",
-        *default_lab.nodes.names,
-    }
+    services = {"controller", "dbd", "restd", "prometheus"}
+    assert {row["host"] for row in report["containers"]} == {*services, *default_lab.nodes.names}
     assert all(row["state"] == "running" for row in report["containers"])
     controller = next(row for row in report["containers"] if row["host"] == "controller")
     assert controller["daemons"] == {"munged": "running", "slurmctld": "running"}

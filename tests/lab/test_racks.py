@@ -20,7 +20,7 @@ def _rack(lab: Blueprint, rack: str) -> testinfra.host.Host:
 
 def test_rack_lab_has_one_container_per_rack(engine: docker.DockerClient, racks_lab: Blueprint) -> None:
     hosts = {c.labels[cluster.LABEL_HOST] for c in cluster.lab_containers(engine, racks_lab.name)}
-    assert hosts == {"controller", "dbd", "restd", "rack01", "rack02"}
+    assert hosts == {"controller", "dbd", "restd", "prometheus", "rack01", "rack02"}
 
 
 def test_each_rack_runs_one_slurmd_per_node_with_its_own_files(racks_lab: Blueprint) -> None:

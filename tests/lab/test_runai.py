@@ -63,12 +63,21 @@ def test_documented_walk_finds_exactly_the_faulted_gpu_and_node(runai: RunaiBlue
     assert len(injected) == 1
     node, gpu = injected[0].parent.name, injected[0].name
 
-    failed = wait_for(lambda: promql.query(PROMETHEUS, walk("", "", []).steps[0][1]), 90, "a Failed workload")
-    assert len(failed) == 1
-    workload, namespace = failed[0].labels["created_by_name"], failed[0].labels["namespace"]
-    query = walk(workload, namespace, []).combined
+    def answers() -> dict[tuple[str, str], list[promql.Series]]:
+        """The walk for every failed workload (the baseline mix fails some without an XID)."""
+        failed = promql.query(PROMETHEUS, walk("", "", []).steps[0][1])
+        found = {}
+        for workload in failed:
+            key = (workload.labels["created_by_name"], workload.labels["namespace"])
+            found[key] = promql.query(PROMETHEUS, walk(*key, []).combined)
+        return found
 
-    rows = wait_for(lambda: promql.query(PROMETHEUS, query), 60, "the walk's answer")
+    def faulted_answer() -> dict[tuple[str, str], list[promql.Series]]:
+        return {key: rows for key, rows in answers().items() if rows}
+
+    walks = wait_for(faulted_answer, 90, "a failed workload whose walk reaches an XID")
+    assert len(walks) == 1, f"only the faulted workload's walk may return rows: {walks}"
+    (workload, namespace), rows = next(iter(walks.items()))
     assert [(r.labels["Hostname"], r.labels["gpu"]) for r in rows] == [(node, gpu)]
     row = rows[0].labels
     assert row["err_code"] == "79" and row["namespace"] == namespace and row["pod"].startswith(workload)

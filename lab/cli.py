@@ -268,11 +268,13 @@ def inventory(
 
 
 def _mount_constructs() -> None:
+    from lab.churn.cli import app as churn_app
     from lab.runai.cli import app as runai_app
     from lab.workload.cli import app as workload_app
 
     app.add_typer(runai_app, name="runai")
     app.add_typer(workload_app, name="workload")
+    app.add_typer(churn_app, name="churn")
 
 
 _mount_constructs()

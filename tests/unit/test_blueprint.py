@@ -7,7 +7,6 @@ import pytest
 from lab import blueprint
 from lab.paths import BLUEPRINTS_DIR
 
-
 RUNAI_BLUEPRINTS = {"runai.yaml"}  # the Run:ai construct's own schema (lab/runai/blueprint.py)
 
 

@@ -39,6 +39,15 @@ def wait_for(condition: Callable[[], object], timeout_s: float, what: str, every
         time.sleep(every_s)
 
 
+def submit_gpu_job(
+    controller: testinfra.host.Host, options: str, seconds: int, time_limit_min: int = 5
+) -> str:
+    """Submit lab-gpu-app as alice with sbatch ``options``; its output goes to /tmp/lab-test-<id>.out."""
+    sbatch = f"sbatch --parsable --time={time_limit_min} --output=/tmp/lab-test-%j.out {options}"
+    out = controller.check_output(f"su - alice -c \"{sbatch} --wrap 'lab-gpu-app --seconds {seconds}'\"")
+    return str(out).strip().split(";")[0]
+
+
 @pytest.fixture(scope="session")
 def engine() -> Iterator[docker.DockerClient]:
     client = docker.from_env()

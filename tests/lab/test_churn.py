@@ -22,7 +22,7 @@ from lab.blueprint import Blueprint
 from lab.churn.series import series_key, turnover
 from lab.churn.window import Window
 
-from .conftest import wait_for
+from .conftest import submit_gpu_job, wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -49,12 +49,6 @@ def prometheus(default_lab: Blueprint) -> str:
     return f"http://127.0.0.1:{default_lab.ports.prometheus}"
 
 
-def _submit(controller: Host, gres: str, seconds: int) -> str:
-    sbatch = f"sbatch --parsable --gres={gres} --time=2 --output=/tmp/lab-churn-%j.out"
-    out = controller.check_output(f"su - alice -c \"{sbatch} --wrap 'lab-gpu-app --seconds {seconds}'\"")
-    return out.strip().split(";")[0]
-
-
 def _ended(controller: Host, ids: list[str]) -> bool:
     states = controller.check_output(f"sacct -X -n -P -j {','.join(ids)} -o State").split()
     return len(states) == len(ids) and all(state in DONE for state in states)
@@ -73,7 +67,10 @@ def churn_run(
 ) -> ChurnRun:
     controller = host("controller")
     start = math.floor(time.time()) - 15
-    jobs = {_submit(controller, gres, seconds): int(gres.split(":")[1]) for gres, seconds in JOBS}
+    jobs = {
+        submit_gpu_job(controller, f"--gres={gres}", seconds, time_limit_min=2): int(gres.split(":")[1])
+        for gres, seconds in JOBS
+    }
     ids = list(jobs)
     wait_for(lambda: _ended(controller, ids), 110, f"jobs {ids} to end")
     wait_for(lambda: _labels_gone(prometheus, ids), 40, f"hpc_job of {ids} to leave Prometheus")

@@ -13,7 +13,7 @@ from lab import promql
 from lab.blueprint import Blueprint
 from lab.inventory import JOB_MAPPING_DIR
 
-from .conftest import run_lab, wait_for
+from .conftest import run_lab, submit_gpu_job, wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -21,12 +21,6 @@ pytestmark = pytest.mark.lab
 @pytest.fixture(scope="module")
 def prometheus(default_lab: Blueprint) -> str:
     return f"http://127.0.0.1:{default_lab.ports.prometheus}"
-
-
-def _submit(controller: Host, options: str, seconds: int) -> str:
-    sbatch = f"sbatch --parsable --time=5 --output=/tmp/lab-test-%j.out {options}"
-    out = controller.check_output(f"su - alice -c \"{sbatch} --wrap 'lab-gpu-app --seconds {seconds}'\"")
-    return out.strip().split(";")[0]
 
 
 def _job_gpus(controller: Host, job: str) -> tuple[str, set[str]]:
@@ -63,7 +57,7 @@ def test_rendered_prometheus_config_passes_promtool(host: Callable[[str], Host])
 @pytest.fixture
 def gpu_job(host: Callable[[str], Host]) -> Iterator[str]:
     controller = host("controller")
-    job = _submit(controller, "--gres=gpu:2 --nodelist=dgx-002", 90)
+    job = submit_gpu_job(controller, "--gres=gpu:2 --nodelist=dgx-002", 90)
     yield job
     controller.run(f"scancel {job}")
 
@@ -109,7 +103,7 @@ def test_xid_79_drains_the_node_and_fails_the_job_on_that_gpu(
     host: Callable[[str], Host], prometheus: str, default_lab: Blueprint, faulted_node: str
 ) -> None:
     controller = host("controller")
-    job = _submit(controller, f"--gres=gpu:8 --nodelist={faulted_node}", 120)
+    job = submit_gpu_job(controller, f"--gres=gpu:8 --nodelist={faulted_node}", 120)
     _job_gpus(controller, job)
     run_lab("fault", "xid", faulted_node, "5", "79", "--lab", default_lab.name)
 

@@ -1,6 +1,6 @@
 """Time and memory of `lab churn` over 24 h of the default lab's data.
 
-    python3 bench/bench_churn.py [--hours 24] [--time-scale 1] [--seed 1] [--keep]
+    python3 bench/bench_churn.py [--hours 24] [--time-scale 1] [--seed 1] [--runs 5] [--keep]
 
 Needs the container engine and the lab's Prometheus image (built by `lab up`); no running lab.
 
@@ -10,22 +10,26 @@ How the 24 hours are made (a day of real scrapes would take a day):
    hours, played at the time scale, placed on 4 × 8 GPUs by a first-fit scheduler (jobs above one
    node take whole nodes; a job that does not fit waits). Their sacct lines go to a file.
 2. Series: every 15 s, each node's DCGM series exactly as the shim makes them (``EmulatedNode`` with
-   its GPU model, the jobs' ``hpc_job`` copies by ``apply_hpc_jobs``), plus Prometheus' own five
-   series per target (``up``, ``scrape_*``), written as OpenMetrics with timestamps.
+   its GPU model, the jobs' ``hpc_job`` copies by ``apply_hpc_jobs``), the five series Prometheus
+   adds per target (``up``, ``scrape_*``), and Prometheus' own /metrics (job ``prometheus``, one
+   scrape of this Prometheus build replayed), written as OpenMetrics with timestamps.
 3. TSDB: ``promtool tsdb create-blocks-from openmetrics`` in a container of the lab's Prometheus
-   image (Debian prometheus 2.53.3), then ``prometheus`` on those blocks, port 127.0.0.1:19090.
+   image (Debian prometheus 2.53.3), then ``prometheus`` on those blocks, on a free 127.0.0.1 port.
    Backfilled data carries no staleness markers, so this Prometheus runs with
    ``--query.lookback-delta=15s`` and the scrapes sit 0.5 s off the evaluation grid: a series then
    disappears at the first evaluation after its last sample, exactly as a marker would make it.
-4. The measurement: ``lab churn --prometheus … --sacct …`` over the whole window, as a child process;
-   wall time and the child's peak RSS (``getrusage``), and the Prometheus container's memory.
+4. The measurement: ``lab churn --prometheus … --sacct …`` over the whole window, as a child process
+   (``--runs`` times): wall time, its CPU time and peak RSS (``getrusage``), and the CPU time and
+   memory of the Prometheus container meanwhile. CPU times are less moved by a busy machine.
 
-The container this script starts is removed at the end (``--keep`` keeps it and the data).
+The container this script starts (its own name and port, so runs can overlap) is removed at the end
+(``--keep`` keeps it and the data).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -62,8 +66,7 @@ from lab.workload.plan import plan  # noqa: E402
 
 SCRAPE_S = 15
 PHASE_S = 0.5  # scrapes sit this far after the evaluation grid (see the docstring)
-PORT = 19090
-CONTAINER = "lab-bench-churn-prometheus"
+LABEL = "org.aifactory-lab.bench"  # marks the container; each run has its own name and host port
 SCRAPE_SERIES = ("scrape_duration_seconds", "scrape_samples_post_metric_relabeling", "scrape_samples_scraped")
 
 
@@ -228,6 +231,13 @@ def generate(
     return samples, time.perf_counter() - began, path.stat().st_size / 1e9
 
 
+def host_url(container: Container) -> str:
+    """The 127.0.0.1 address the engine picked for the container's port 9090."""
+    container.reload()
+    binding = container.attrs["NetworkSettings"]["Ports"]["9090/tcp"][0]
+    return f"http://127.0.0.1:{binding['HostPort']}"
+
+
 def backfill(container: Container) -> float:
     """promtool's backfill into /bench/tsdb, then Prometheus on it; seconds the backfill took."""
     began = time.perf_counter()
@@ -243,7 +253,7 @@ def backfill(container: Container) -> float:
          "--storage.tsdb.retention.time=3650d", "--query.lookback-delta=15s", "--web.listen-address=:9090"],
         detach=True,
     )  # fmt: skip
-    wait_ready(f"http://127.0.0.1:{PORT}", 120)
+    wait_ready(host_url(container), 120)
     return taken
 
 
@@ -266,7 +276,7 @@ def measure(
     """
     argv = [
         sys.executable, "-c", "from lab.churn.cli import app; app()",
-        "--prometheus", f"http://127.0.0.1:{PORT}", "--sacct", str(work / "sacct.txt"), "--lab", "bench",
+        "--prometheus", host_url(container), "--sacct", str(work / "sacct.txt"), "--lab", "bench",
         "--start", str(start), "--end", str(end), "--step", f"{SCRAPE_S}s",
         "--time-scale", f"{time_scale:g}", "--out", str(work / "report"), "--quiet",
     ]  # fmt: skip
@@ -346,15 +356,14 @@ def main() -> int:
     (work / "sacct.txt").write_text(sacct_lines(jobs))
     (work / "prometheus.yml").write_text("global:\n  scrape_interval: 15s\nscrape_configs: []\n")
     client = docker.from_env()
-    for old in client.containers.list(all=True, filters={"name": f"^{CONTAINER}$"}):
-        old.remove(force=True)
     container = client.containers.run(
         role_image("prometheus"),
         command=["sleep", "infinity"],
-        name=CONTAINER,
+        name=f"bench-churn-prometheus-{os.getpid()}",
+        labels={LABEL: "bench_churn"},
         detach=True,
         init=True,
-        ports={"9090/tcp": ("127.0.0.1", PORT)},
+        ports={"9090/tcp": ("127.0.0.1", None)},
         volumes={str(work): {"bind": "/bench", "mode": "rw"}},
     )
     try:
@@ -370,7 +379,8 @@ def main() -> int:
         if args.keep:
             print(f"kept container {container.name} and {work}", file=sys.stderr)
         else:
-            container.remove(force=True)
+            with contextlib.suppress(docker.errors.NotFound):
+                container.remove(force=True)
             shutil.rmtree(work, ignore_errors=True)
 
     report = measured.report

@@ -27,7 +27,15 @@ from lab.progress import Progress
 from lab.promql import PrometheusError
 
 app = typer.Typer(
-    help="Churn and cardinality report of the lab's Prometheus, with the hpc_job bound check.",
+    help=(
+        "Churn and cardinality report of the lab's Prometheus, with the hpc_job bound check.\n\n"
+        "Series created and ended per hour by family and construct (scrape job), in lab time and as "
+        "real-time equivalents (--time-scale); peak and mean active series; series per job and the "
+        "hpc_job multiplier; and the bound: distinct hpc_job values at every evaluation ≤ GPU jobs "
+        "running then by Slurm's accounting, allowing for the scrape lag.\n\n"
+        "Writes churn.md (tables), churn.json (raw numbers) and churn.png (series over time with running "
+        "jobs) and prints a summary. Exit 1 when the bound is violated or the report cannot be made."
+    ),
     add_completion=False,
     pretty_exceptions_enable=False,
     subcommand_metavar="",
@@ -96,13 +104,7 @@ def churn(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
 ) -> None:
-    """Series created and ended per hour by family and construct (scrape job), peak and mean active
-    series, the hpc_job multiplier, and the bound check: distinct hpc_job values at every instant ≤ GPU
-    jobs running then (Slurm accounting, with the scrape lag allowed for).
-
-    Writes churn.md (tables), churn.json (raw numbers) and churn.png (series over time with running
-    jobs); prints a summary. Exit 1 when the bound is violated or the report cannot be made.
-    """
+    """The report over one window (see `lab churn --help`)."""
     progress = Progress(quiet=quiet)
     try:
         first, last = bounds(since, start, end, now=float(math.floor(time.time())))

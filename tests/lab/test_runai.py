@@ -20,12 +20,23 @@ pytestmark = pytest.mark.lab
 
 BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
 PROMETHEUS = f"http://127.0.0.1:{runai_lab.HOST_PORTS['prometheus']}"
-# 60 simulated seconds per wall second: the gpu-fault scenario's XID (at 15 min) comes after 15 s.
-TIME_SCALE = "60"
+# Simulated seconds per wall second. gpu-fault: its XID (at 15 min) comes after 90 s, so Prometheus
+# (15 s interval) scrapes the victim's GPU with its pod label several times, as it would in real time;
+# the walk joins on those samples. The other scenarios only need many steps quickly.
+TIME_SCALE = {"gpu-fault": "10", "quota-exhaustion": "60", "preemption-storm": "60"}
 
 
 def _up(scenario: str) -> None:
-    run_lab("up", "--blueprint", str(BLUEPRINT), "--scenario", scenario, "--time-scale", TIME_SCALE, "-q")
+    run_lab(
+        "up",
+        "--blueprint",
+        str(BLUEPRINT),
+        "--scenario",
+        scenario,
+        "--time-scale",
+        TIME_SCALE[scenario],
+        "-q",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +70,7 @@ def test_prometheus_scrapes_every_runai_target(runai: RunaiBlueprint) -> None:
 
 def test_documented_walk_finds_exactly_the_faulted_gpu_and_node(runai: RunaiBlueprint) -> None:
     faults = lab_state_dir(runai.name) / "runai" / "faults"
-    injected = wait_for(lambda: sorted(p for p in faults.rglob("*") if p.is_file()), 90, "the injected XID")
+    injected = wait_for(lambda: sorted(p for p in faults.rglob("*") if p.is_file()), 180, "the injected XID")
     assert len(injected) == 1
     node, gpu = injected[0].parent.name, injected[0].name
 

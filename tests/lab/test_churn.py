@@ -66,7 +66,9 @@ def churn_run(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> ChurnRun:
     controller = host("controller")
-    start = math.floor(time.time()) - 15
+    # Three scrape intervals before the first job: the window always spans several evaluations, even
+    # when the jobs end quickly (a window of a minute is what the report's tables are meant for).
+    start = math.floor(time.time()) - 45
     jobs = {
         submit_gpu_job(controller, f"--gres={gres}", seconds, time_limit_min=2): int(gres.split(":")[1])
         for gres, seconds in JOBS

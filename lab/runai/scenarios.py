@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lab.runai.arrivals import poisson
+from lab.runai.blueprint import WorkloadClass
 from lab.runai.model import Phase, Workload
 from lab.runai.simulation import Simulation
 
@@ -83,31 +84,21 @@ class PreemptionStormHook:
         if not self.filled and sim.t >= spec.fill_at_s:
             self.filled = True
             free = sum(len(n.free_gpus()) for n in sim.nodes.values() if n.pool == borrower.nodepool)
-            for _ in range(free):
-                sim.submit(
-                    sim.arrivals.make(
-                        borrower,
-                        sim.t,
-                        project=spec.borrower,
-                        gpus_per_pod=1,
-                        run_seconds=LONG_RUN_S,
-                        will_fail=False,
-                    )
-                )
+            _submit_long_runs(sim, borrower, spec.borrower, free)
         if not self.burst and sim.t >= spec.burst_at_s:
             self.burst = True
             quota = sim.bp.quota(spec.claimant, claimant.nodepool).gpu
-            for _ in range(quota):
-                sim.submit(
-                    sim.arrivals.make(
-                        claimant,
-                        sim.t,
-                        project=spec.claimant,
-                        gpus_per_pod=1,
-                        run_seconds=LONG_RUN_S,
-                        will_fail=False,
-                    )
-                )
+            _submit_long_runs(sim, claimant, spec.claimant, quota)
+
+
+def _submit_long_runs(sim: Simulation, wclass: WorkloadClass, project: str, count: int) -> None:
+    """``count`` one-GPU workloads of ``wclass`` that run for the whole scenario and never fail."""
+    for _ in range(count):
+        sim.submit(
+            sim.arrivals.make(
+                wclass, sim.t, project=project, gpus_per_pod=1, run_seconds=LONG_RUN_S, will_fail=False
+            )
+        )
 
 
 def install(sim: Simulation, scenario: str) -> Callable[[Simulation], None] | None:

@@ -141,7 +141,7 @@ class Blueprint(_Strict):
         defaults = [p.name for p in partitions if p.default]
         if len(defaults) > 1:
             raise ValueError(f"only one partition may be default, found {defaults}")
-        _unique("partition", [p.name for p in partitions])
+        yamlmodel.require_unique("partition", [p.name for p in partitions])
         return partitions
 
     @model_validator(mode="after")
@@ -161,13 +161,13 @@ class Blueprint(_Strict):
                     f"{unknown[:5]} (declared: {hostlist.compress(self.nodes.names)})"
                 )
         accounts = [a.name for a in self.accounts]
-        _unique("account", accounts)
+        yamlmodel.require_unique("account", accounts)
         for user in self.users:
             if user.account not in accounts:
                 raise ValueError(f"user {user.name!r} has account {user.account!r}, not in {accounts}")
-        _unique("user", [u.name for u in self.all_users])
-        _unique("uid", [str(u.uid) for u in self.all_users])
-        _unique("qos", [q.name for q in self.qos])
+        yamlmodel.require_unique("user", [u.name for u in self.all_users])
+        yamlmodel.require_unique("uid", [str(u.uid) for u in self.all_users])
+        yamlmodel.require_unique("qos", [q.name for q in self.qos])
         if self.topology.layout == "racks":
             last_port = self.topology.first_slurmd_port + self.nodes.count - 1
             if last_port > 65535:
@@ -219,13 +219,6 @@ class Blueprint(_Strict):
     @property
     def node_containers(self) -> list[str]:
         return list(self.racks) if self.racks else self.nodes.names
-
-
-def _unique(what: str, names: list[str]) -> None:
-    seen: set[str] = set()
-    duplicates = sorted({name for name in names if name in seen or seen.add(name)})  # type: ignore[func-returns-value]
-    if duplicates:
-        raise ValueError(f"duplicate {what} names: {duplicates}")
 
 
 def load(path: Path) -> Blueprint:

@@ -13,6 +13,13 @@ from pydantic import BaseModel, ValidationError
 Model = TypeVar("Model", bound=BaseModel)
 
 
+def require_unique(what: str, names: list[str]) -> None:
+    """A model validator's check: ``ValueError`` naming every name given more than once."""
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate {what} names: {duplicates}")
+
+
 def read_mapping(path: Path, what: str, keys_hint: str, error: type[Exception]) -> dict[str, Any]:
     """The YAML mapping in ``path``, or ``error`` saying what is wrong with the file."""
     try:

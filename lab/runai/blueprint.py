@@ -183,13 +183,13 @@ class RunaiBlueprint(_Strict):
     @model_validator(mode="after")
     def _references_resolve(self) -> RunaiBlueprint:
         pools = [p.name for p in self.node_pools]
-        _unique("node pool", pools)
-        _unique("node prefix", [p.node_prefix for p in self.node_pools])
+        yamlmodel.require_unique("node pool", pools)
+        yamlmodel.require_unique("node prefix", [p.node_prefix for p in self.node_pools])
         departments = [d.name for d in self.departments]
-        _unique("department", departments)
+        yamlmodel.require_unique("department", departments)
         projects = [p.name for p in self.projects]
-        _unique("project", projects)
-        _unique("workload class", [w.name for w in self.workloads])
+        yamlmodel.require_unique("project", projects)
+        yamlmodel.require_unique("workload class", [w.name for w in self.workloads])
         for owner, quotas in [(f"departments.{d.name}", d.quotas) for d in self.departments] + [
             (f"projects.{p.name}", p.quotas) for p in self.projects
         ]:
@@ -244,12 +244,6 @@ class RunaiBlueprint(_Strict):
     def quota(self, project: str, pool: str) -> PoolQuota:
         """A project's queue in a pool; a pool the project does not list has no quota and limit 0."""
         return self.project(project).quotas.get(pool, PoolQuota(gpu=0, over_quota_weight=0, limit=0))
-
-
-def _unique(what: str, names: list[str]) -> None:
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ValueError(f"duplicate {what} names: {duplicates}")
 
 
 def load(path: Path) -> RunaiBlueprint:

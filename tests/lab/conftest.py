@@ -74,9 +74,10 @@ def host(default_lab: Blueprint) -> Callable[[str], testinfra.host.Host]:
     return get
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def racks_lab(engine: docker.DockerClient) -> Iterator[Blueprint]:
-    """A second, reduced rack lab beside the default one, removed (with --purge) afterwards."""
+    """A second, reduced rack lab beside the default one, removed (with --purge) after its module, so it
+    loads no other test."""
     path = LAB_BLUEPRINTS / "racks.yaml"
     blueprint = load(path)
     run_lab("up", "--blueprint", str(path))

@@ -57,7 +57,8 @@ def test_rendered_prometheus_config_passes_promtool(host: Callable[[str], Host])
 @pytest.fixture
 def gpu_job(host: Callable[[str], Host]) -> Iterator[str]:
     controller = host("controller")
-    job = submit_gpu_job(controller, "--gres=gpu:2 --nodelist=dgx-002", 90)
+    # No --nodelist: Slurm places it beside whatever the live workload runs.
+    job = submit_gpu_job(controller, "--gres=gpu:2", 90)
     yield job
     controller.run(f"scancel {job}")
 
@@ -92,19 +93,24 @@ def test_running_job_labels_exactly_its_gpus_until_the_epilog(
 
 
 @pytest.fixture
-def faulted_node(host: Callable[[str], Host], default_lab: Blueprint) -> Iterator[str]:
-    node = "dgx-003"
-    yield node
-    run_lab("fault", "xid", node, "5", "0", "--lab", default_lab.name)
-    host("controller").run(f"scontrol update NodeName={node} State=RESUME")
+def faults(host: Callable[[str], Host], default_lab: Blueprint) -> Iterator[list[tuple[str, str]]]:
+    """(node, job) pairs a test faulted; afterwards: job cancelled, XID cleared, node resumed."""
+    faulted: list[tuple[str, str]] = []
+    yield faulted
+    for node, job in faulted:
+        host("controller").run(f"scancel {job}")
+        run_lab("fault", "xid", node, "5", "0", "--lab", default_lab.name)
+        host("controller").run(f"scontrol update NodeName={node} State=RESUME")
 
 
 def test_xid_79_drains_the_node_and_fails_the_job_on_that_gpu(
-    host: Callable[[str], Host], prometheus: str, default_lab: Blueprint, faulted_node: str
+    host: Callable[[str], Host], prometheus: str, default_lab: Blueprint, faults: list[tuple[str, str]]
 ) -> None:
     controller = host("controller")
-    job = submit_gpu_job(controller, f"--gres=gpu:8 --nodelist={faulted_node}", 120)
-    _job_gpus(controller, job)
+    # A whole node, wherever Slurm finds one free beside the live workload.
+    job = submit_gpu_job(controller, "--gres=gpu:8", 120)
+    faulted_node, _ = _job_gpus(controller, job)
+    faults.append((faulted_node, job))
     run_lab("fault", "xid", faulted_node, "5", "79", "--lab", default_lab.name)
 
     def reason() -> str:

@@ -42,15 +42,24 @@ def _up(scenario: str) -> None:
 @pytest.fixture(scope="module")
 def runai() -> Iterator[RunaiBlueprint]:
     model = load(BLUEPRINT)
+    # From nothing: a lab left by an aborted run would keep its emulator, clock and stale faults.
+    run_lab("down", "--lab", model.name, "--purge")
     _up("gpu-fault")
     yield model
     run_lab("down", "--lab", model.name, "--purge")
 
 
+# The emulator appends events as it steps; a reader can meet a line still being written, as a log
+# shipper tailing the file would, so only whole lines count.
 def _events_since(out: Path, offset: int) -> list[dict[str, object]]:
-    with (out / "events.jsonl").open(encoding="utf-8") as handle:
+    with (out / "events.jsonl").open("rb") as handle:
         handle.seek(offset)
-        return [json.loads(line) for line in handle if line.strip()]
+        return [json.loads(line) for line in handle if line.endswith(b"\n") and line.strip()]
+
+
+def _end_of_whole_lines(out: Path) -> int:
+    data = (out / "events.jsonl").read_bytes()
+    return data.rfind(b"\n") + 1
 
 
 def test_prometheus_scrapes_every_runai_target(runai: RunaiBlueprint) -> None:
@@ -70,7 +79,10 @@ def test_prometheus_scrapes_every_runai_target(runai: RunaiBlueprint) -> None:
 
 def test_documented_walk_finds_exactly_the_faulted_gpu_and_node(runai: RunaiBlueprint) -> None:
     faults = lab_state_dir(runai.name) / "runai" / "faults"
-    injected = wait_for(lambda: sorted(p for p in faults.rglob("*") if p.is_file()), 180, "the injected XID")
+    # Dot files are the fault writer's temporaries, renamed into place.
+    injected = wait_for(
+        lambda: sorted(p for p in faults.rglob("[!.]*") if p.is_file()), 180, "the injected XID"
+    )
     assert len(injected) == 1
     node, gpu = injected[0].parent.name, injected[0].name
 
@@ -107,7 +119,7 @@ def test_gpu_fault_events_carry_the_core_v1_shape(runai: RunaiBlueprint) -> None
 
 def test_quota_exhaustion_shows_a_backlog_and_quota_reasons(runai: RunaiBlueprint) -> None:
     out = lab_state_dir(runai.name) / "runai"
-    offset = (out / "events.jsonl").stat().st_size
+    offset = _end_of_whole_lines(out)
     _up("quota-exhaustion")
     pending = 'count(kube_pod_status_phase{phase="Pending", namespace="runai-team-c"} == 1)'
     wait_for(
@@ -123,7 +135,7 @@ def test_quota_exhaustion_shows_a_backlog_and_quota_reasons(runai: RunaiBlueprin
 
 def test_preemption_storm_evicts_over_quota_workloads(runai: RunaiBlueprint) -> None:
     out = lab_state_dir(runai.name) / "runai"
-    offset = (out / "events.jsonl").stat().st_size
+    offset = _end_of_whole_lines(out)
     _up("preemption-storm")
     evicted = 'sum(kai_pod_group_evicted_pods_total{action="reclaim"})'
     wait_for(

@@ -139,10 +139,14 @@ def test_job_output_carries_the_job_id_and_ends_as_planned(ran: Ran, host: Calla
     for job in ran.plan.jobs:
         job_id = ran.summary.job_ids[job.index]
         node = ran.sacct[job_id]["NodeList"]  # one node each: the test shape keeps jobs to 8 GPUs
-        output = host(node).file(f"/tmp/workload-{job_id}.out").content_string
+        out_file = host(node).file(f"/tmp/workload-{job_id}.out")
+        # A job cancelled a moment after it starts (at 600x, a few planned minutes) may end before its
+        # batch step opens the file, or before the application's first line, as a real one can; its
+        # cancellation is checked in sacct above. Every other job logs.
+        if job.outcome == "cancelled" and not out_file.exists:
+            continue
+        output = out_file.content_string
         logged = [line for line in output.splitlines() if line.startswith("time=")]
-        # A job cancelled seconds after it starts (at 600x, a few planned minutes) may end before the
-        # application writes its first line, as a real one can; every other job logs.
         assert logged or job.outcome == "cancelled", output
         assert all(f" job_id={job_id} " in line for line in logged), output
         assert endings[job.outcome] in output, output

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 from lab.dcgm.workloads import load_job_classes
 from lab.slurmrestd import Credentials
-from lab.workload.plan import Model, Plan, plan
+from lab.workload.plan import Model, Plan, PlannedJob, plan
 from lab.workload.runner import RunOptions, run
 from lab.workload.submit import NodeShape, RestClient, SubmitError
 from lab.workload.summary import RunSummary
@@ -33,19 +34,30 @@ def _client(fake: FakeSlurmrestd) -> RestClient:
     )
 
 
-def _run(busy_plan: Plan, tmp_path: Path, **kwargs: object) -> tuple[RunSummary, FakeSlurmrestd, FakeClock]:
+def _fake(busy_plan: Plan) -> tuple[FakeSlurmrestd, FakeClock]:
     clock = FakeClock()
-    fake = FakeSlurmrestd(clock, busy_plan.jobs, SCALE)
-    summary = run(
-        busy_plan.jobs,
+    return FakeSlurmrestd(clock, busy_plan.jobs, SCALE), clock
+
+
+def _run_on(
+    jobs: Iterable[PlannedJob], fake: FakeSlurmrestd, clock: FakeClock, **kwargs: object
+) -> RunSummary:
+    return run(
+        jobs,
         _client(fake),
         time_scale=SCALE,
         shape=SHAPE,
         seed=1,
-        planned=len(busy_plan.jobs),
         clock=clock,
-        job_classes=tmp_path / "job-classes.json",
         **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def _run(busy_plan: Plan, tmp_path: Path, **kwargs: object) -> tuple[RunSummary, FakeSlurmrestd, FakeClock]:
+    fake, clock = _fake(busy_plan)
+    job_classes = tmp_path / "job-classes.json"
+    summary = _run_on(
+        busy_plan.jobs, fake, clock, planned=len(busy_plan.jobs), job_classes=job_classes, **kwargs
     )
     return summary, fake, clock
 
@@ -124,30 +136,20 @@ def test_when_the_run_ends_the_classes_file_keeps_only_jobs_still_running(
 
 
 def test_a_refused_job_is_reported_and_the_run_goes_on(busy_plan: Plan, tmp_path: Path) -> None:
-    clock = FakeClock()
-    fake = FakeSlurmrestd(clock, busy_plan.jobs, SCALE)
+    fake, clock = _fake(busy_plan)
     fake.failures = [refused("Invalid qos specification", 2066)]
     messages: list[str] = []
-    summary = run(
-        busy_plan.jobs,
-        _client(fake),
-        time_scale=SCALE,
-        shape=SHAPE,
-        seed=1,
-        clock=clock,
-        progress=messages.append,
-    )
+    summary = _run_on(busy_plan.jobs, fake, clock, progress=messages.append)
     assert summary.rejected == 1 and summary.submitted == len(busy_plan.jobs) - 1
     assert "Invalid qos specification" in summary.rejections[0] and "Fix:" in summary.rejections[0]
     assert any("rejected plan job 0" in message for message in messages)
 
 
 def test_a_run_of_refusals_stops_with_slurms_reason(busy_plan: Plan) -> None:
-    clock = FakeClock()
-    fake = FakeSlurmrestd(clock, busy_plan.jobs, SCALE)
+    fake, clock = _fake(busy_plan)
     fake.failures = [refused("Invalid account or account/partition combination specified", 2045)] * 5
     with pytest.raises(SubmitError, match=r"5 submissions in a row were rejected.*Invalid account.*sacctmgr"):
-        run(busy_plan.jobs, _client(fake), time_scale=SCALE, shape=SHAPE, seed=1, clock=clock)
+        _run_on(busy_plan.jobs, fake, clock)
 
 
 def test_stopping_ends_submissions_and_cancels_planned_cancellations_at_once(tmp_path: Path) -> None:
@@ -166,16 +168,7 @@ def test_stopping_ends_submissions_and_cancels_planned_cancellations_at_once(tmp
                 stop.set()
             yield job
 
-    summary = run(
-        planned_jobs(),
-        _client(fake),
-        time_scale=SCALE,
-        shape=SHAPE,
-        seed=1,
-        stop=stop,
-        clock=clock,
-        options=RunOptions(drain=False),
-    )
+    summary = _run_on(planned_jobs(), fake, clock, stop=stop, options=RunOptions(drain=False))
     assert 0 < summary.submitted < 10_000
     assert summary.planned == summary.submitted
     still_planned_to_cancel = [
@@ -185,26 +178,16 @@ def test_stopping_ends_submissions_and_cancels_planned_cancellations_at_once(tmp
 
 
 def test_a_failed_poll_is_said_and_tried_again(busy_plan: Plan) -> None:
-    clock = FakeClock()
-    fake = FakeSlurmrestd(clock, busy_plan.jobs, SCALE)
+    fake, clock = _fake(busy_plan)
     fake.unavailable_polls = 5  # one poll's five attempts
     messages: list[str] = []
-    summary = run(
-        busy_plan.jobs,
-        _client(fake),
-        time_scale=SCALE,
-        shape=SHAPE,
-        seed=1,
-        clock=clock,
-        progress=messages.append,
-    )
+    summary = _run_on(busy_plan.jobs, fake, clock, progress=messages.append)
     assert any("polling job states failed (1 in a row)" in message for message in messages)
     assert summary.as_planned == len(busy_plan.jobs)
 
 
 def test_slurmrestd_failing_for_good_stops_the_run(busy_plan: Plan) -> None:
-    clock = FakeClock()
-    fake = FakeSlurmrestd(clock, busy_plan.jobs, SCALE)
+    fake, clock = _fake(busy_plan)
     fake.unavailable_polls = 10**6
     with pytest.raises(SubmitError, match="10 slurmrestd requests in a row failed"):
-        run(busy_plan.jobs, _client(fake), time_scale=SCALE, shape=SHAPE, seed=1, clock=clock)
+        _run_on(busy_plan.jobs, fake, clock)

@@ -55,7 +55,7 @@ def go_float(value: float) -> str:
     digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
     assert isinstance(exponent, int)
     # Decimal point position: value = 0.<digits> * 10**point.
-    point = len("".join(map(str, digit_tuple))) + exponent
+    point = len(digit_tuple) + exponent
     prefix = "-" if sign else ""
     exp10 = point - 1
     if exp10 < -4 or exp10 >= 6:  # Go: %e when exp < -4 || exp >= eprec (6 when shortest)

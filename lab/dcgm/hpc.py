@@ -104,7 +104,7 @@ class HpcJobMapper:
         self.missing_directory = False
         jobs_by_file: JobMap = {}
         for name in self._gpu_files():
-            jobs_by_file.setdefault(name, []).extend(self._read_file(self.mapping_dir / name))
+            jobs_by_file[name] = self._read_file(self.mapping_dir / name)
         return jobs_by_file
 
     def _gpu_files(self) -> list[str]:

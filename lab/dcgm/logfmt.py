@@ -58,11 +58,11 @@ def node_logger(node: str) -> logging.Logger:
     return log
 
 
-def configure(level: int = logging.INFO) -> None:
+def configure() -> None:
     """Send ``lab.dcgm`` logs to stderr in slog text form (the CLI calls this, tests do not)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(SlogTextFormatter())
     root = logging.getLogger("lab.dcgm")
     root.handlers[:] = [handler]
-    root.setLevel(level)
+    root.setLevel(logging.INFO)  # --debug lowers it once the flags are parsed
     root.propagate = False

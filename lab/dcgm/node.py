@@ -78,9 +78,13 @@ class EmulatedNode:
         self._clock = clock
         self._families = metric_families(counters)
         self._label_fields = [counter.field_name for counter in counters if counter.is_label]
-        self._job_classes = (
-            job_classes if isinstance(job_classes, JobClassesFile) else dict(job_classes or {})
-        )
+        # Read once per scrape: a file the runner keeps rewriting, or a fixed map.
+        self._job_classes: Callable[[], Mapping[str, str]]
+        if isinstance(job_classes, JobClassesFile):
+            self._job_classes = job_classes.current
+        else:
+            fixed = dict(job_classes or {})
+            self._job_classes = lambda: fixed
         self._hostname = config.name if config.hostname is None else config.hostname
         self.gpus = node_gpus(config.name, config.gpus, config.model_name)
         self.models = [
@@ -94,16 +98,15 @@ class EmulatedNode:
             self.log.info("Kubernetes metrics collection enabled!")
         self.hpc = HpcJobMapper(config.mapping_dir, self.log) if config.mapping_dir else None
 
+    @staticmethod
     def _profiles(
-        self, gpu_key: str, jobs: Mapping[str, list[str]] | None, pods: Mapping[str, PodInfo] | None
+        gpu_key: str,
+        jobs: Mapping[str, list[str]] | None,
+        pods: Mapping[str, PodInfo] | None,
+        classes: Mapping[str, str],
     ) -> tuple[list[WorkloadProfile], tuple[str, ...]]:
         """Profiles of what runs on one GPU, and the allocation identity (changes re-draw FB)."""
         job_ids = list(jobs.get(gpu_key, [])) if jobs else []
-        classes = (
-            self._job_classes.current()
-            if isinstance(self._job_classes, JobClassesFile)
-            else self._job_classes
-        )
         profiles = [profile_for(job, classes) for job in job_ids]
         pod = pods.get(gpu_key) if pods else None
         if pod is not None:
@@ -131,10 +134,13 @@ class EmulatedNode:
         try:
             jobs = self.hpc.read() if self.hpc else None
         except JobMappingError as error:
-            raise ScrapeError("Failed to apply transformations on metrics", error, "hpcMapper") from error
+            raise ScrapeError(
+                "Failed to apply transformations on metrics", error, HpcJobMapper.name
+            ) from error
+        classes = self._job_classes()
         out: list[Sample] = []
         for gpu, model in zip(self.gpus, self.models, strict=True):
-            profiles, allocation = self._profiles(str(gpu.index), jobs, pods)
+            profiles, allocation = self._profiles(str(gpu.index), jobs, pods, classes)
             xid = (
                 read_injected_xid(self.config.fault_dir, self.config.name, gpu.index, self.log)
                 if self.config.fault_dir

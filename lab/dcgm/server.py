@@ -41,21 +41,28 @@ def parse_listen_address(address: str) -> tuple[str, int]:
     return host.strip("[]"), int(port_text)
 
 
-class NodeHTTPServer(ThreadingHTTPServer):
+class ListeningHTTPServer(ThreadingHTTPServer):
+    """A threading server on a Go-style listen address (IPv6 when the host is one)."""
+
     daemon_threads = True
 
-    def __init__(self, node: EmulatedNode, address: str) -> None:
+    def __init__(self, address: str, handler: type[BaseHTTPRequestHandler]) -> None:
         host, port = parse_listen_address(address)
-        self.node = node
         if ":" in host:
             self.address_family = socket.AF_INET6
-        super().__init__((host, port), MetricsHandler)
+        super().__init__((host, port), handler)
 
     @property
     def listen_address(self) -> str:
         host, port = self.server_address[:2]
         host_text = str(host)
         return f"[{host_text}]:{port}" if ":" in host_text else f"{host_text}:{port}"
+
+
+class NodeHTTPServer(ListeningHTTPServer):
+    def __init__(self, node: EmulatedNode, address: str) -> None:
+        self.node = node
+        super().__init__(address, MetricsHandler)
 
 
 class MetricsHandler(BaseHTTPRequestHandler):

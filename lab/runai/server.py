@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from lab.dcgm.server import RunningShim, parse_listen_address
+from lab.dcgm.server import ListeningHTTPServer, RunningShim
 from lab.dcgm.server import serve as serve_dcgm
 from lab.runai import telemetry
 from lab.runai.headless import kai_metrics, main_metrics
@@ -34,21 +33,11 @@ _EVENTS = re.compile(r"^/api/v1/workloads/([0-9a-f-]{36})/events$")
 _KAI = re.compile(r"^/kai/([a-z0-9-]+)/metrics$")
 
 
-class RunaiHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-
+class RunaiHTTPServer(ListeningHTTPServer):
     def __init__(self, sim: Simulation, lock: threading.Lock, address: str) -> None:
-        host, port = parse_listen_address(address)
         self.sim = sim
         self.lock = lock
-        if ":" in host:
-            self.address_family = socket.AF_INET6
-        super().__init__((host, port), RunaiHandler)
-
-    @property
-    def listen_address(self) -> str:
-        host, port = self.server_address[:2]
-        return f"{host!s}:{port}"
+        super().__init__(address, RunaiHandler)
 
 
 class RunaiHandler(BaseHTTPRequestHandler):

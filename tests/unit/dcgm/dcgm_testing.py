@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.dcgm.hpc import read_job_file
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "dcgm-exporter-4.5.3-4.8.2"
 
 _LINE = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)\{(?P<labels>.*)\} (?P<value>\S+)$")
@@ -45,3 +47,9 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+def unlink_then_read(path: Path) -> list[str]:
+    """A mapping file the prolog/epilog unlinks between the shim's listing and its read."""
+    path.unlink()
+    return read_job_file(path)

@@ -13,7 +13,7 @@ from lab.dcgm.hpc import HpcJobMapper, JobMappingError, apply_hpc_jobs, read_job
 from lab.dcgm.node import EmulatedNode, ScrapeError
 from lab.dcgm.samples import Sample
 
-from .dcgm_testing import parse_line, sample_lines
+from .dcgm_testing import parse_line, sample_lines, unlink_then_read
 
 POWER = Counter("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).")
 
@@ -138,12 +138,6 @@ def test_directory_vanishing_later_is_logged_on_every_scrape(
     assert caplog.records[-1].attrs == {  # type: ignore[attr-defined]
         "error": f"stat {tmp_path / 'm'}: no such file or directory"
     }
-
-
-def unlink_then_read(path: Path) -> list[str]:
-    """A file the prolog/epilog unlinks between the listing and the read."""
-    path.unlink()
-    return read_job_file(path)
 
 
 def test_a_file_listed_then_gone_fails_the_read(tmp_path: Path, node_log: logging.Logger) -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from lab.dcgm.cli import build_nodes
-from lab.dcgm.hpc import HpcJobMapper, read_job_file
+from lab.dcgm.hpc import HpcJobMapper
 from lab.dcgm.node import EmulatedNode
 from lab.dcgm.server import RunningShim, parse_listen_address, serve
 
-from .dcgm_testing import parse_line, sample_lines
+from .dcgm_testing import parse_line, sample_lines, unlink_then_read
 
 
 @contextmanager
@@ -70,11 +70,6 @@ def test_a_mapping_file_unlinked_after_listing_answers_http_500(
 ) -> None:
     (tmp_path / "0").write_text("7\n")
     node = make_node(address="127.0.0.1:0", gpus=1, mapping_dir=tmp_path)
-
-    def unlink_then_read(path: Path) -> list[str]:
-        path.unlink()
-        return read_job_file(path)
-
     node.hpc = HpcJobMapper(tmp_path, node.log, read_file=unlink_then_read)
     with running([node]) as shim:
         status, _, body = get(shim.addresses["gpu-node-001"], "/metrics")

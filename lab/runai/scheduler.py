@@ -195,16 +195,12 @@ class Session:
         return sorted(jobs, key=key)
 
     def allocate(self) -> None:
-        log = self.result.logs
-        log.append((2, "INFO", ALLOCATE, "Enter Allocate ..."))
-        log.append(
-            (
-                2,
-                "INFO",
-                ALLOCATE,
-                f"There are <{len(self.pending)}> PodGroupInfos and "
-                f"<{len(self.queues)}> Queues in total for scheduling",
-            )
+        self._log(2, ALLOCATE, "Enter Allocate ...")
+        self._log(
+            2,
+            ALLOCATE,
+            f"There are <{len(self.pending)}> PodGroupInfos and "
+            f"<{len(self.queues)}> Queues in total for scheduling",
         )
         waiting = list(self.pending)
         still: list[Job] = []
@@ -223,13 +219,8 @@ class Session:
             if placement is not None:
                 self._commit(job, placement)
                 self.result.count(self.result.scheduled, ALLOCATE)
-                log.append(
-                    (
-                        3,
-                        "INFO",
-                        ALLOCATE,
-                        f"Succesfully allocated resources for job: <{job.namespace}/{job.podgroup}>",
-                    )
+                self._log(
+                    3, ALLOCATE, f"Succesfully allocated resources for job: <{job.namespace}/{job.podgroup}>"
                 )
                 continue
             if verdict is None:
@@ -238,18 +229,15 @@ class Session:
                     "", f"{RESOURCES_NOT_FOUND}: {short} {NOT_ENOUGH_GPUS}." if short else DEFAULT_POD_ERROR
                 )
             self.result.unschedulable[job.uid] = verdict
-            log.append(
-                (
-                    3,
-                    "INFO",
-                    ALLOCATE,
-                    f"Could not allocate resources for job: <{job.namespace}/{job.podgroup}> "
-                    f"of queue <{job.project}>",
-                )
+            self._log(
+                3,
+                ALLOCATE,
+                f"Could not allocate resources for job: <{job.namespace}/{job.podgroup}> "
+                f"of queue <{job.project}>",
             )
             still.append(job)
         self.pending = still
-        log.append((2, "INFO", ALLOCATE, "Leaving Allocate ..."))
+        self._log(2, ALLOCATE, "Leaving Allocate ...")
 
     def _solve(self, job: Job, victims: list[Job], action: str) -> list[Job] | None:
         """Smallest prefix of ``victims`` whose eviction lets ``job`` fit (KAI's job solver, greedy)."""
@@ -265,22 +253,19 @@ class Session:
                 return chosen
         return None
 
-    def _evict_and_bind(self, job: Job, victims: list[Job], action: str) -> None:
+    def _evict(self, job: Job, victims: list[Job], action: str) -> None:
+        # Victims release their GPUs this session, so they are not free to this session's allocate:
+        # the preemptor is bound in the next session's (KAI pipelines it onto the releasing GPUs).
         for victim in victims:
             self.result.evictions.append(Eviction(victim, action, job))
             self.running.pop(victim.uid, None)
             self._account(victim, -1)
-            for node, gpus in victim.placement:
-                self.free[node] = sorted(set(self.free[node]) | set(gpus))
-        # Victims release their GPUs this session; the preemptor is bound in the next session's
-        # allocate (KAI pipelines it onto the releasing GPUs meanwhile).
-        for victim in victims:
-            for node, gpus in victim.placement:
-                self.free[node] = [g for g in self.free[node] if g not in gpus]
+
+    def _log(self, verbosity: int, action: str, message: str) -> None:
+        self.result.logs.append((verbosity, "INFO", action, message))
 
     def reclaim(self) -> None:
-        log = self.result.logs
-        log.append((2, "INFO", RECLAIM, "Enter Reclaim ..."))
+        self._log(2, RECLAIM, "Enter Reclaim ...")
         for job in self._queue_order(self.pending):
             if job.uid not in self.result.unschedulable or self.result.unschedulable[job.uid].reason:
                 continue
@@ -301,32 +286,23 @@ class Session:
             )
             chosen = self._solve(job, victims, RECLAIM)
             if chosen is None:
-                log.append(
-                    (
-                        3,
-                        "INFO",
-                        RECLAIM,
-                        f"Didn't find a reclaim strategy for job <{job.namespace}/{job.podgroup}>",
-                    )
+                self._log(
+                    3, RECLAIM, f"Didn't find a reclaim strategy for job <{job.namespace}/{job.podgroup}>"
                 )
                 continue
-            self._evict_and_bind(job, chosen, RECLAIM)
+            self._evict(job, chosen, RECLAIM)
             self.result.count(self.result.scheduled, RECLAIM)
             names = " ".join(f"{v.namespace}/{v.name}" for v in chosen)
-            log.append(
-                (
-                    3,
-                    "INFO",
-                    RECLAIM,
-                    f"Reclaimed resources for job <{job.namespace}/{job.podgroup}>, "
-                    f"evicting reclaimee tasks: <[{names}]>.",
-                )
+            self._log(
+                3,
+                RECLAIM,
+                f"Reclaimed resources for job <{job.namespace}/{job.podgroup}>, "
+                f"evicting reclaimee tasks: <[{names}]>.",
             )
-        log.append((2, "INFO", RECLAIM, "Leaving Reclaim ..."))
+        self._log(2, RECLAIM, "Leaving Reclaim ...")
 
     def preempt(self) -> None:
-        log = self.result.logs
-        log.append((2, "INFO", PREEMPT, "Enter Preempt ..."))
+        self._log(2, PREEMPT, "Enter Preempt ...")
         evicted = {e.victim.uid for e in self.result.evictions}
         for job in sorted(self.pending, key=lambda j: (-j.priority, j.submitted_at, j.uid)):
             if job.uid not in self.result.unschedulable or job.uid in {
@@ -335,14 +311,10 @@ class Session:
                 continue
             self.result.count(self.result.acted_on, PREEMPT)
             if not job.preemptible and self._capacity(job) is not None:
-                log.append(
-                    (
-                        3,
-                        "INFO",
-                        PREEMPT,
-                        f"Job <{job.namespace}/{job.podgroup}> would have placed the queue "
-                        "resources over quota",
-                    )
+                self._log(
+                    3,
+                    PREEMPT,
+                    f"Job <{job.namespace}/{job.podgroup}> would have placed the queue resources over quota",
                 )
                 continue
             victims = sorted(
@@ -360,30 +332,22 @@ class Session:
             )
             chosen = self._solve(job, victims, PREEMPT) if victims else None
             if chosen is None:
-                log.append(
-                    (
-                        3,
-                        "INFO",
-                        PREEMPT,
-                        f"Didn't find a preemption strategy for job <{job.namespace}/{job.podgroup}>",
-                    )
+                self._log(
+                    3, PREEMPT, f"Didn't find a preemption strategy for job <{job.namespace}/{job.podgroup}>"
                 )
                 continue
-            self._evict_and_bind(job, chosen, PREEMPT)
+            self._evict(job, chosen, PREEMPT)
             evicted |= {v.uid for v in chosen}
             self.result.preemption_attempts += 1
             self.result.count(self.result.scheduled, PREEMPT)
             names = " ".join(f"{v.namespace}/{v.name}" for v in chosen)
-            log.append(
-                (
-                    3,
-                    "INFO",
-                    PREEMPT,
-                    f"Successfully preempted for job <{job.namespace}/{job.podgroup}>, "
-                    f"preempted tasks: <[{names}]>",
-                )
+            self._log(
+                3,
+                PREEMPT,
+                f"Successfully preempted for job <{job.namespace}/{job.podgroup}>, "
+                f"preempted tasks: <[{names}]>",
             )
-        log.append((2, "INFO", PREEMPT, "Leaving Preempt ..."))
+        self._log(2, PREEMPT, "Leaving Preempt ...")
 
 
 def _num(value: float) -> str:

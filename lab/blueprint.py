@@ -20,9 +20,6 @@ _SLURM_NAME = r"^[a-z][a-z0-9_-]{0,62}$"
 SlurmName = Annotated[str, Field(pattern=_SLURM_NAME)]
 Port = Annotated[int, Field(ge=1024, le=65535)]
 
-# Containers of the services; node containers are named after their node or rack.
-SERVICE_ROLES = ("controller", "dbd", "restd")
-
 
 class BlueprintError(ValueError):
     """A blueprint that cannot be used; the message names file, field and fix."""
@@ -52,7 +49,7 @@ class Nodes(_Strict):
     count: int = Field(ge=1, le=1024)
     shape: NodeShape
 
-    @property
+    @cached_property
     def names(self) -> list[str]:
         width = max(3, len(str(self.count)))
         return [f"{self.prefix}-{index:0{width}d}" for index in range(1, self.count + 1)]
@@ -193,7 +190,7 @@ class Blueprint(_Strict):
     def partition_nodes(self, partition: Partition) -> list[str]:
         return self.nodes.names if partition.nodes == "ALL" else hostlist.expand(partition.nodes)
 
-    @property
+    @cached_property
     def racks(self) -> dict[str, list[str]]:
         """Rack container host name → the node names its slurmd processes serve."""
         size = self.topology.nodes_per_rack
@@ -209,16 +206,22 @@ class Blueprint(_Strict):
             return None
         return self.topology.first_slurmd_port + self.nodes.names.index(node)
 
+    @cached_property
+    def nodes_by_container(self) -> dict[str, list[str]]:
+        """Node container host name → the node names its slurmd processes serve (one, or a rack's)."""
+        return self.racks or {name: [name] for name in self.nodes.names}
+
+    @cached_property
+    def _container_of_node(self) -> dict[str, str]:
+        return {node: host for host, nodes in self.nodes_by_container.items() for node in nodes}
+
     def node_container_host(self, node: str) -> str:
         """The container host name that runs ``node``'s slurmd."""
-        for rack, members in self.racks.items():
-            if node in members:
-                return rack
-        return node
+        return self._container_of_node.get(node, node)
 
     @property
     def node_containers(self) -> list[str]:
-        return list(self.racks) if self.racks else self.nodes.names
+        return list(self.nodes_by_container)
 
 
 def load(path: Path) -> Blueprint:

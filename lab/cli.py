@@ -365,8 +365,6 @@ def dump(
 
     if capture_dir is None:
         capture_dir = lab_state_dir(lab or "default") / "captures" / "dump"
-        import shutil
-
         shutil.rmtree(capture_dir, ignore_errors=True)
         capture(duration=30, interval=15, out=capture_dir, lab=lab)
     try:

@@ -25,7 +25,6 @@ from lab.progress import Progress
 REPOSITORY = "aifactory-lab"
 INPUTS_LABEL = "org.aifactory-lab.inputs"
 SLURM_ROLES = ("controller", "dbd", "restd", "node")
-ROLES = (*SLURM_ROLES, "prometheus", "runai")
 PARENTS = ("BASE", "ROOT_IMAGE")  # build args that name the image built upon
 EXECUTABLES = ("policy-rc.d", "lab-daemon", "lab-gpu-app", ".sh")  # context files that keep the execute bit
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")

@@ -12,8 +12,6 @@ from lab.cluster import container_name
 
 Connection = Literal["docker", "ssh"]
 
-# Inventory group → the Ansible role that configures it (ansible/site.yml plays these in order).
-GROUPS = ("slurmdbd", "slurmctld", "slurmrestd", "slurmd", "prometheus")
 DCGM_PORT = 9400  # dcgm-exporter's default listen port (:9400)
 JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
 
@@ -22,8 +20,7 @@ def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
     """The ``slurm_cluster`` variable every role and template reads."""
     shape = blueprint.nodes.shape
     node_lines = []
-    for host in blueprint.node_containers:
-        names = [n for n in blueprint.nodes.names if blueprint.node_container_host(n) == host]
+    for host, names in blueprint.nodes_by_container.items():
         line: dict[str, Any] = {"names": hostlist.compress(names), "host": host}
         if blueprint.racks:
             ports = [blueprint.slurmd_port(n) for n in names]
@@ -81,8 +78,7 @@ def dcgm_targets(blueprint: Blueprint) -> list[dict[str, Any]]:
     """One scrape target per node. A rack serves its nodes on 9401, 9402 …; every target keeps the
     instance label a real per-node dcgm-exporter would have (<node>:9400)."""
     targets = []
-    for host in blueprint.node_containers:
-        nodes = [n for n in blueprint.nodes.names if blueprint.node_container_host(n) == host]
+    for host, nodes in blueprint.nodes_by_container.items():
         for position, node in enumerate(nodes, start=1):
             port = DCGM_PORT + position if blueprint.racks else DCGM_PORT
             targets.append(
@@ -125,8 +121,7 @@ def inventory(
 ) -> dict[str, Any]:
     """An Ansible YAML inventory. With ``ssh``, host names are the lab's; edit ``ansible_host``."""
     node_hosts: dict[str, Any] = {}
-    for host in blueprint.node_containers:
-        nodes = [n for n in blueprint.nodes.names if blueprint.node_container_host(n) == host]
+    for host, nodes in blueprint.nodes_by_container.items():
         node_hosts[host] = {"slurmd_node_names": nodes, **_address(blueprint, host, connection)}
 
     def single(host: str) -> dict[str, Any]:

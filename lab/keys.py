@@ -26,9 +26,6 @@ class LabKeys:
     jwt_key: Path
     db_password: Path
 
-    def db_password_text(self) -> str:
-        return self.db_password.read_text(encoding="ascii").strip()
-
 
 def ensure(directory: Path) -> LabKeys:
     """Create missing secrets in ``directory`` (kept as they are when present) and check modes."""

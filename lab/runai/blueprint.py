@@ -25,10 +25,6 @@ UNLIMITED = -1
 # KAI docs/priority/README.md (v0.13.0): the priority classes KAI installs; >= 100 is non-preemptible.
 PRIORITY_CLASSES: dict[str, int] = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
 NON_PREEMPTIBLE_FROM = 100
-# Run:ai docs 2.18 metrics page: job_type/workload_type values.
-WORKLOAD_TYPES = ("training", "interactive", "inference")
-# lab.dcgm.workloads profiles the shim knows (drives GPU utilisation only, never a label).
-DCGM_CLASSES = ("training", "interactive", "inference")
 SCENARIOS = ("baseline", "quota-exhaustion", "preemption-storm", "gpu-fault")
 
 
@@ -96,7 +92,9 @@ class Runtime(_Strict):
 
 class WorkloadClass(_Strict):
     name: Name
+    # Run:ai docs 2.18 metrics page: job_type/workload_type values.
     workload_type: Literal["training", "interactive", "inference"]
+    # lab.dcgm.workloads profiles the shim knows (drives GPU utilisation only, never a label).
     dcgm_class: Literal["training", "interactive", "inference"]
     priority_class: str
     rate_per_hour: float = Field(ge=0)

@@ -33,7 +33,6 @@ class PodPhase(StrEnum):
 
 ACTIVE = (Phase.CREATING, Phase.PENDING, Phase.INITIALIZING, Phase.RUNNING)
 ALLOCATED = (Phase.INITIALIZING, Phase.RUNNING)
-FINISHED = (Phase.COMPLETED, Phase.FAILED)
 CONTAINER = "main"  # lab scheme: every pod has one container named "main"
 
 

@@ -15,8 +15,6 @@ from lab.runai.exposition import Sample, labels
 from lab.runai.model import ALLOCATED, Phase, Workload
 from lab.runai.simulation import Simulation
 
-MIB = 1024 * 1024
-
 
 def runai_samples(sim: Simulation) -> Iterator[Sample]:
     cid = sim.bp.cluster_id

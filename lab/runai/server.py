@@ -22,13 +22,13 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from lab.dcgm.server import PROMETHEUS_TEXT_CONTENT_TYPE as PROMETHEUS_TEXT
 from lab.dcgm.server import ListeningHTTPServer, RunningShim
 from lab.dcgm.server import serve as serve_dcgm
 from lab.runai import telemetry
 from lab.runai.headless import kai_metrics, main_metrics
 from lab.runai.simulation import Simulation
 
-PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 _EVENTS = re.compile(r"^/api/v1/workloads/([0-9a-f-]{36})/events$")
 _KAI = re.compile(r"^/kai/([a-z0-9-]+)/metrics$")
 

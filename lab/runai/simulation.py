@@ -23,7 +23,7 @@ from lab.runai.k8s_events import EventLog
 from lab.runai.model import ACTIVE, ALLOCATED, CONTAINER, Node, Phase, Pod, PodPhase, Workload
 from lab.runai.scheduler import DepartmentSpec, Job, QueueSpec, Session, SessionResult, Snapshot
 from lab.runai.shard_metrics import ShardMetrics
-from lab.runai.transitions import apply_session, pod_ref
+from lab.runai.transitions import apply_session, pod_ref, whole_ms
 
 LINE = Callable[[str], None]
 
@@ -233,7 +233,7 @@ class Simulation:
         started = time.perf_counter()
         session = Session(self.snapshot(pool))
         opened = time.perf_counter()
-        metrics.open_ms = _ms(opened - started)
+        metrics.open_ms = whole_ms(opened - started)
         for name, run_action in (
             ("allocate", session.allocate),
             ("reclaim", session.reclaim),
@@ -241,12 +241,12 @@ class Simulation:
         ):
             begin = time.perf_counter()
             run_action()
-            metrics.action_ms[name] = _ms(time.perf_counter() - begin)
+            metrics.action_ms[name] = whole_ms(time.perf_counter() - begin)
         result = session.result
         closing = time.perf_counter()
         apply_session(self, pool, result)
-        metrics.close_ms = _ms(time.perf_counter() - closing)
-        metrics.e2e_ms = _ms(time.perf_counter() - started)
+        metrics.close_ms = whole_ms(time.perf_counter() - closing)
+        metrics.e2e_ms = whole_ms(time.perf_counter() - started)
         for table, source in (
             (metrics.scheduled, result.scheduled),
             (metrics.acted_on, result.acted_on),
@@ -296,8 +296,3 @@ class Simulation:
         for key, stat in self.gpu_stats.items():
             if stat.util_pct > 0:
                 self.last_active[key] = self.now()
-
-
-def _ms(seconds: float) -> float:
-    """Go ``Duration.Milliseconds()``: whole milliseconds, truncated."""
-    return float(int(seconds * 1000))

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from lab.runai.simulation import Simulation
 
 
-def _ms(seconds: float) -> float:
+def whole_ms(seconds: float) -> float:
+    """Go ``Duration.Milliseconds()``: whole milliseconds, truncated."""
     return float(int(seconds * 1000))
 
 
@@ -47,7 +48,7 @@ def apply_session(sim: Simulation, pool: str, result: SessionResult) -> None:
                 sim.bp.scheduler_name,
             )
             sim.events.record(ref, "Normal", "Bound", f"Pod bound successfully to node {node_name}", "binder")
-            metrics.task_bind.observe(_ms(time.perf_counter() - begin))
+            metrics.task_bind.observe(whole_ms(time.perf_counter() - begin))
         metrics.task_scheduling.observe(metrics.action_ms.get("allocate", 0.0))
         sim.set_phase(w, Phase.INITIALIZING)
     preemptors = {e.preemptor.uid for e in result.evictions}

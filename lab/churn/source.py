@@ -54,10 +54,16 @@ def collect(
         raise ChurnError(f"--dcgm-job {dcgm_job!r}: a scrape job name has only letters, digits and _.:-")
     found = Measurements.empty(window, dcgm_job)
     found.fresh_s = math.ceil(scrape_interval_s) + 1
-    found.witness = _witness(url, dcgm_job, window)
+
+    def ask(query: str, at: float | None = None) -> list[promql.Series]:
+        """One instant query, counted with the range queries."""
+        found.queries += 1
+        return promql.query(url, query, at=at)
+
+    found.witness = _witness(ask, dcgm_job, window)
     asked = queries(dcgm_job, window.step_s, found.fresh_s, found.witness)
     folds = _folds(found)
-    estimate = _series_estimate(url)
+    estimate = _series_estimate(ask)
     pending = window.chunks(min(MAX_CHUNK_STEPS, max(1, SAMPLE_BUDGET // (2 * estimate))))
     done = 0
     with ThreadPoolExecutor(max_workers=PARALLEL_QUERIES) as pool:
@@ -79,8 +85,7 @@ def collect(
             found.queries += len(asked)
             done += chunk.steps
             say(f"Prometheus: {done}/{window.steps} steps ({iso(chunk.end)})")
-    found.tsdb_head = _tsdb_head(url, window)
-    found.queries += 4
+    found.tsdb_head = _tsdb_head(ask, window)
     return found
 
 
@@ -195,26 +200,29 @@ def _ask(
     return {name: future.result() for name, future in futures.items()}
 
 
-def _witness(url: str, dcgm_job: str, window: Window) -> str:
+Ask = Callable[..., list[promql.Series]]
+
+
+def _witness(ask: Ask, dcgm_job: str, window: Window) -> str:
     """The family whose sample times stand for their GPU's scrape: DCGM_FI_DEV_GPU_UTIL when the
     exporter sends it (it is in dcgm-exporter's default set), else the first GPU family it sends."""
-    answer = promql.query(url, f'count by (__name__) ({{job="{dcgm_job}", gpu!=""}})', at=window.end)
+    answer = ask(f'count by (__name__) ({{job="{dcgm_job}", gpu!=""}})', at=window.end)
     names = sorted(s.labels.get("__name__", "") for s in answer)
     if not names or WITNESS in names:
         return WITNESS
     return names[0]
 
 
-def _series_estimate(url: str) -> int:
+def _series_estimate(ask: Ask) -> int:
     """Series a selector over everything may touch: the TSDB head's count, a safe upper estimate."""
-    head = promql.query(url, "max(prometheus_tsdb_head_series)")
+    head = ask("max(prometheus_tsdb_head_series)")
     if head:
         return max(1, int(head[0].value))
-    every = promql.query(url, 'count({job!=""})')
+    every = ask('count({job!=""})')
     return max(1, int(every[0].value)) if every else 1
 
 
-def _tsdb_head(url: str, window: Window) -> dict[str, float]:
+def _tsdb_head(ask: Ask, window: Window) -> dict[str, float]:
     """Prometheus' own head counters over the window (TSDB-level, not the turnover; see the report),
     and its restarts, from its self-scrape (absent when Prometheus does not scrape itself)."""
     head = {}
@@ -225,7 +233,7 @@ def _tsdb_head(url: str, window: Window) -> dict[str, float]:
         "restarts": f'sum(changes(process_start_time_seconds{{job="prometheus"}}{span}))',
     }
     for name, query in asked.items():
-        answer = promql.query(url, query, at=window.end)
+        answer = ask(query, at=window.end)
         if answer:
             head[name] = answer[0].value
     return head

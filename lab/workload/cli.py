@@ -105,7 +105,7 @@ def run_command(
     job_classes: Annotated[
         Path | None,
         typer.Option(
-            help="JSON job id → class for the DCGM shim (default: .lab/<lab>/workload/job-classes.json)."
+            help="JSON job id → class for the DCGM shim (default: .lab/<lab>/shared/jobs/classes.json)."
         ),
     ] = None,
     output_dir: Annotated[

@@ -79,7 +79,6 @@ class SizeTable:
 
     def __init__(self, median: int, mean: float, maximum: int) -> None:
         self.median = median
-        self.target_mean = mean
         self.top = math.floor(math.log2(maximum))
         self._centre = math.log2(median)
         if mean <= median:
@@ -143,7 +142,6 @@ class OutcomeDurations:
         # not depend on outcome; sum(count × multiplier) = sum(gpu_time) = 1 keeps the overall mean.
         self.multipliers = {name: gpu_time_shares[name] / share for name, share in weights.items()}
         self.weights = weights
-        self.target_median, self.target_mean = median, mean
 
         def excess_below_median(sigma: float) -> float:
             base = mean * math.exp(-(sigma**2) / 2)

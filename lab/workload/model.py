@@ -8,16 +8,15 @@ the names it uses (partitions, accounts, QOS) against the rest of the blueprint.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 # The classes the DCGM shim can shape GPU activity for (lab/dcgm/workloads.py PROFILES); a unit test
 # keeps the two lists equal.
-WORKLOAD_CLASSES = ("training", "inference", "interactive")
 WorkloadClassName = Literal["training", "inference", "interactive"]
+WORKLOAD_CLASSES: tuple[str, ...] = get_args(WorkloadClassName)
 Outcome = Literal["completed", "failed", "cancelled", "timeout"]
-OUTCOMES: tuple[Outcome, ...] = ("completed", "failed", "cancelled", "timeout")
 
 
 class _Section(BaseModel):

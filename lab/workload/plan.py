@@ -31,7 +31,7 @@ from itertools import takewhile
 from typing import Any
 
 from lab.blueprint import Blueprint, BlueprintError, Partition
-from lab.workload.fit import LogNormal, OutcomeDurations, SizeTable, lognormal
+from lab.workload.fit import OutcomeDurations, SizeTable
 from lab.workload.model import Outcome, WorkloadClassSpec, WorkloadSpec
 
 DAY_S = 86_400
@@ -96,7 +96,6 @@ class Model:
             self.count_shares,
             outcomes.by_gpu_time.normalised(),
         )
-        self.queue: LogNormal = lognormal(spec.queue.median_s, spec.queue.mean_s)
         partitions = {p.name: p for p in blueprint.partitions}
         qos_wall = {q.name: _seconds(q.max_wall) for q in blueprint.qos if q.max_wall}
         self._classes = [_ClassDraw(c, partitions[c.partition], blueprint, qos_wall) for c in spec.classes]

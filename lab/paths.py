@@ -1,8 +1,9 @@
-"""Where the lab finds its own files and keeps per-lab state."""
+"""Where the lab finds its own files and keeps per-lab state, and how it replaces a file that others read."""
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 # The package lives at <project>/lab; ansible/, containers/ and blueprints/ sit beside it.
@@ -20,3 +21,19 @@ def state_root() -> Path:
 
 def lab_state_dir(lab_name: str) -> Path:
     return state_root() / lab_name
+
+
+def atomic_write(path: Path, text: str, mode: int | None = None) -> None:
+    """Replace ``path`` with ``text`` so that a concurrent reader sees the old file or the new one,
+    never a part (temporary dot file in the same directory, then rename). ``mode``: else 0600."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        if mode is not None:
+            os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

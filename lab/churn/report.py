@@ -16,6 +16,7 @@ from lab.churn.series import ChurnRow, construct_rows, family_rows
 from lab.churn.source import queries
 from lab.churn.tables import hours, markdown, num
 from lab.churn.window import iso
+from lab.paths import atomic_write
 
 __all__ = ["Context", "Report", "build", "document", "summary", "violation_message", "write"]
 
@@ -76,15 +77,9 @@ def write(report: Report, out: Path) -> dict[str, Path]:
         )
     except plot.PlotUnavailable:
         del files["png"]
-    _atomic(files["markdown"], markdown(report, plotted="png" in files))
-    _atomic(files["json"], json.dumps(document(report), indent=1) + "\n")
+    atomic_write(files["markdown"], markdown(report, plotted="png" in files), mode=0o644)
+    atomic_write(files["json"], json.dumps(document(report), indent=1) + "\n", mode=0o644)
     return files
-
-
-def _atomic(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
 
 
 def summary(report: Report) -> list[str]:

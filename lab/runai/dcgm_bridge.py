@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,7 @@ from lab.dcgm import h100
 from lab.dcgm.counters import load_counters
 from lab.dcgm.gpu_model import EMULATED_FIELDS
 from lab.dcgm.node import EmulatedNode, NodeConfig
+from lab.paths import atomic_write
 
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
 FB_USED = "DCGM_FI_DEV_FB_USED"
@@ -42,18 +41,6 @@ class GpuStat:
     fb_used_mib: float
     fb_total_mib: float
     uuid: str
-
-
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def pod_resources_document(mapping: Mapping[str, Mapping[int, PodEntry]]) -> str:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -19,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from lab.paths import atomic_write
 from lab.workload.plan import PlannedJob, lab_limit_minutes
 from lab.workload.submit import NodeShape, RestClient, SubmitError, job_description
 from lab.workload.summary import RunSummary, base_state, duration, summarise
@@ -72,17 +71,7 @@ class JobClassesFile:
     def write(self, classes: dict[str, str]) -> None:
         if classes == self._written:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-        try:
-            with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-                json.dump(classes, stream, sort_keys=True)
-                stream.write("\n")
-            os.chmod(temporary, 0o644)
-            os.replace(temporary, self.path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        atomic_write(self.path, json.dumps(classes, sort_keys=True) + "\n", mode=0o644)  # the shim reads it
         self._written = dict(classes)
 
 

@@ -106,46 +106,36 @@ def render(job: PlannedJob, time_scale: float) -> str:
         "i=0",
         'log INFO \'msg="job started"\' "gpus=${SLURM_JOB_GPUS:-none} nodes=${SLURM_JOB_NODELIST:-none}"',
     ]
-    if job.outcome in ("cancelled", "timeout"):
-        until = "Slurm's cancel" if job.outcome == "cancelled" else "its time limit"
-        lines += [
-            f"# Runs until {until} ends it.",
-            "while :; do",
+
+    def beating(loop: str) -> list[str]:
+        return [
+            loop,
             f"  sleep {beat:.3f}",
             "  i=$((i + 1))",
             f'  log INFO {shlex.quote(message)} "{value}"',
             "done",
         ]
+
+    if job.outcome in ("cancelled", "timeout"):
+        until = "Slurm's cancel" if job.outcome == "cancelled" else "its time limit"
+        lines += [f"# Runs until {until} ends it.", *beating("while :; do")]
         return "\n".join(lines) + "\n"
     run_s = job.duration_s / time_scale
     beats = int(run_s // beat)
     rest = run_s - beats * beat
-    lines += [
-        f"while [ $i -lt {beats} ]; do",
-        f"  sleep {beat:.3f}",
-        "  i=$((i + 1))",
-        f'  log INFO {shlex.quote(message)} "{value}"',
-        "done",
-        f"sleep {rest:.3f}",
-    ]
+    lines += [*beating(f"while [ $i -lt {beats} ]; do"), f"sleep {rest:.3f}"]
     if job.outcome == "completed":
         lines += ["log INFO 'msg=\"job finished\"' exit_code=0", "exit 0"]
     else:
         trace, code = FAILURES[job.failure or "python_exception"]
         error = trace[-1].replace("'", "")[:200]
+        log_error = f"log ERROR {shlex.quote('msg=' + _logfmt_quote(error))}"
         lines += [f"echo {shlex.quote(line)} >&2" for line in trace]
         if code > 128:  # die of the signal itself, without a core file
             signal = _SIGNALS[code - 128]
-            lines += [
-                f"log ERROR {shlex.quote('msg=' + _logfmt_quote(error))} signal=SIG{signal}",
-                "ulimit -c 0",
-                f"kill -s {signal} $$",
-            ]
+            lines += [f"{log_error} signal=SIG{signal}", "ulimit -c 0", f"kill -s {signal} $$"]
         else:
-            lines += [
-                f"log ERROR {shlex.quote('msg=' + _logfmt_quote(error))} exit_code={code}",
-                f"exit {code}",
-            ]
+            lines += [f"{log_error} exit_code={code}", f"exit {code}"]
     return "\n".join(lines) + "\n"
 
 

@@ -6,6 +6,7 @@ the file, the field and what is allowed, so nothing downstream ever sees a half-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,6 +20,7 @@ NAME = r"^[a-z][a-z0-9-]{0,30}$"
 _SLURM_NAME = r"^[a-z][a-z0-9_-]{0,62}$"
 SlurmName = Annotated[str, Field(pattern=_SLURM_NAME)]
 Port = Annotated[int, Field(ge=1024, le=65535)]
+_SLURM_DURATION = r"^(UNLIMITED|\d+|\d+-\d{2}:\d{2}:\d{2}|\d{1,2}:\d{2}:\d{2})$"
 
 
 class BlueprintError(ValueError):
@@ -75,7 +77,7 @@ class Partition(_Strict):
     name: SlurmName
     nodes: str = Field(description="'ALL' or a hostlist such as dgx-[001-004]")
     default: bool = False
-    max_time: str = Field(pattern=r"^(UNLIMITED|\d+|\d+-\d{2}:\d{2}:\d{2}|\d{1,2}:\d{2}:\d{2})$")
+    max_time: str = Field(pattern=_SLURM_DURATION)
 
 
 class Account(_Strict):
@@ -105,11 +107,59 @@ class Qos(_Strict):
     description: str = ""
 
 
+# scontrol(1) of Slurm 24.11.5, RESERVATIONS, Flags= (SPEC_NODES is "output only": Slurm sets it).
+ReservationFlag = Literal[
+    "ANY_NODES", "DAILY", "FLEX", "HOURLY", "IGNORE_JOBS", "LICENSE_ONLY", "MAGNETIC", "MAINT",
+    "NO_HOLD_JOBS_AFTER", "OVERLAP", "PART_NODES", "PURGE_COMP", "REPLACE", "REPLACE_DOWN",
+    "STATIC_ALLOC", "TIME_FLOAT", "USER_DELETE", "WEEKDAY", "WEEKEND", "WEEKLY",
+]  # fmt: skip
+
+
+class License(_Strict):
+    """A Slurm license: local (``Licenses=`` in slurm.conf) or, with ``server``, remote (served by
+    slurmdbd, made with ``sacctmgr add resource``; its name in Slurm is ``<name>@<server>``)."""
+
+    name: SlurmName
+    count: int = Field(ge=1, le=1_000_000)
+    server: SlurmName | None = None
+    server_type: SlurmName = "flexlm"
+
+    @property
+    def slurm_name(self) -> str:
+        """The name Slurm shows (scontrol show licenses): remote licenses are ``name@server``."""
+        return f"{self.name}@{self.server}" if self.server else self.name
+
+
+class Reservation(_Strict):
+    """An advance reservation made at bring-up with ``scontrol create reservation`` (kept if it exists)."""
+
+    name: SlurmName
+    nodes: str = Field(description="'ALL' or a hostlist such as dgx-[001-004]")
+    start: str = Field(
+        pattern=r"^now(\+\d+(minutes|hours|days|weeks))?$",
+        description="'now', or 'now+N' minutes/hours/days/weeks (scontrol's StartTime= syntax)",
+    )
+    duration: str = Field(pattern=_SLURM_DURATION)
+    flags: list[ReservationFlag] = Field(default_factory=list)
+    users: list[Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]] = Field(
+        default_factory=lambda: ["root"], min_length=1
+    )
+
+
+class Drain(_Strict):
+    """Nodes held out of service at bring-up (``scontrol update State=DRAIN Reason=…``), as a real
+    cluster always holds some for repair. The workload plans without them."""
+
+    nodes: str = Field(description="a hostlist such as dgx-003")
+    reason: str = Field(min_length=1, max_length=200, pattern=r"^[^|\n\"]+$")
+
+
 class Ports(_Strict):
     """Host ports; every one is published on 127.0.0.1 only."""
 
     slurmrestd: Port = 6820
     prometheus: Port = 9090
+    slurm_exporter: Port = 9341
 
 
 class Slurm(_Strict):
@@ -129,6 +179,9 @@ class Blueprint(_Strict):
     users: list[User] = Field(default_factory=list)
     generated_users: GeneratedUsers | None = None
     qos: list[Qos] = Field(default_factory=list)
+    licenses: list[License] = Field(default_factory=list)
+    reservations: list[Reservation] = Field(default_factory=list)
+    drains: list[Drain] = Field(default_factory=list)
     ports: Ports = Ports()
     workload: WorkloadSpec | None = None
 
@@ -144,19 +197,16 @@ class Blueprint(_Strict):
     @model_validator(mode="after")
     def _references_resolve(self) -> Blueprint:
         known_nodes = set(self.nodes.names)
-        for index, partition in enumerate(self.partitions):
-            if partition.nodes == "ALL":
-                continue
-            try:
-                members = hostlist.expand(partition.nodes)
-            except hostlist.HostlistError as error:
-                raise ValueError(f"partitions[{index}].nodes: {error}") from error
-            unknown = sorted(set(members) - known_nodes)
-            if unknown:
-                raise ValueError(
-                    f"partitions[{index}].nodes names nodes the blueprint does not declare: "
-                    f"{unknown[:5]} (declared: {hostlist.compress(self.nodes.names)})"
-                )
+        listed: dict[str, Sequence[Partition | Reservation | Drain]] = {
+            "partitions": self.partitions,
+            "reservations": self.reservations,
+            "drains": self.drains,
+        }
+        for field_name, entries in listed.items():
+            for index, entry in enumerate(entries):
+                self._check_nodes(f"{field_name}[{index}].nodes", entry.nodes, known_nodes)
+        yamlmodel.require_unique("reservation", [r.name for r in self.reservations])
+        yamlmodel.require_unique("license", [lic.slurm_name for lic in self.licenses])
         accounts = [a.name for a in self.accounts]
         yamlmodel.require_unique("account", accounts)
         for user in self.users:
@@ -170,6 +220,26 @@ class Blueprint(_Strict):
             if last_port > 65535:
                 raise ValueError(f"topology.first_slurmd_port leaves node ports past 65535 ({last_port})")
         return self
+
+    def _check_nodes(self, where: str, nodes: str, known_nodes: set[str]) -> None:
+        if nodes == "ALL":
+            return
+        try:
+            members = hostlist.expand(nodes)
+        except hostlist.HostlistError as error:
+            raise ValueError(f"{where}: {error}") from error
+        unknown = sorted(set(members) - known_nodes)
+        if unknown:
+            raise ValueError(
+                f"{where} names nodes the blueprint does not declare: "
+                f"{unknown[:5]} (declared: {hostlist.compress(self.nodes.names)})"
+            )
+
+    @cached_property
+    def drained_nodes(self) -> list[str]:
+        """Nodes the blueprint holds drained, in node order."""
+        held = {node for drain in self.drains for node in hostlist.expand(drain.nodes)}
+        return [node for node in self.nodes.names if node in held]
 
     @cached_property
     def all_users(self) -> list[User]:

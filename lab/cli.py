@@ -13,7 +13,7 @@ import docker
 import typer
 
 from lab import blueprint as blueprint_module
-from lab import engine, images, keys, lifecycle, lock, versions
+from lab import engine, exporter, images, keys, lifecycle, lock, versions
 from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
 from lab.progress import Progress
 from lab.promql import PrometheusError
@@ -49,6 +49,7 @@ KNOWN_ERRORS = (
     keys.KeysError,
     lifecycle.LabError,
     lock.LabBusyError,
+    exporter.ExporterError,
 )
 
 
@@ -78,6 +79,20 @@ def up(
         bool,
         typer.Option(
             help="Live mode: keep the blueprint's plausible workload running (`lab workload run --live`)."
+        ),
+    ] = True,
+    exporter_source: Annotated[
+        Path | None,
+        typer.Option(
+            help="The Slurm exporter's tag archive to build from when the Go module proxy refuses the "
+            "module (default: $LAB_EXPORTER_SOURCE, else ../shared/vendor/slurm_exporter-1.8.4.tar.gz); "
+            "its sha256 must match lab/versions.py."
+        ),
+    ] = None,
+    exporter: Annotated[
+        bool,
+        typer.Option(
+            help="Run the pinned Slurm exporter on the controller (--no-exporter: a lab without it)."
         ),
     ] = True,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
@@ -123,6 +138,8 @@ def up(
             build=build,
             keep_on_failure=keep_on_failure,
             workload=workload,
+            exporter=exporter,
+            exporter_source=exporter_source,
         )
         urls = lifecycle.up(model, blueprint, options, progress)
     except (*KNOWN_ERRORS, ProvisionError, RestError) as error:

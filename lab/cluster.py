@@ -27,6 +27,7 @@ LABEL_HOST = "org.aifactory-lab.host"
 LABEL_SPEC = "org.aifactory-lab.spec"
 RESTD_PORT = 6820  # slurmrestd listens here inside its container
 PROMETHEUS_PORT = 9090
+SLURM_EXPORTER_PORT = 9341  # the exporter's default :9341, Prometheus' registered Slurm exporter port
 SHARED_MOUNT = "/var/lib/aifactory-lab/shared"
 
 
@@ -83,7 +84,13 @@ def plan(blueprint: Blueprint) -> list[ContainerSpec]:
     # Host → nodes, read-only: XID faults (`lab fault`) and job classes (the workload runner).
     shared = {str(shared_dir(lab)): SHARED_MOUNT}
     specs = [
-        ContainerSpec(lab, "controller", "controller", volumes={f"lab-{lab}-ctld": "/var/spool/slurm/ctld"}),
+        ContainerSpec(
+            lab,
+            "controller",
+            "controller",
+            ports={SLURM_EXPORTER_PORT: blueprint.ports.slurm_exporter},
+            volumes={f"lab-{lab}-ctld": "/var/spool/slurm/ctld"},
+        ),
         ContainerSpec(lab, "dbd", "dbd", volumes={f"lab-{lab}-mariadb": "/var/lib/mysql"}),
         ContainerSpec(lab, "restd", "restd", ports={RESTD_PORT: blueprint.ports.slurmrestd}),
         prometheus_spec(lab, blueprint.ports.prometheus),

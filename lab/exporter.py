@@ -1,63 +1,193 @@
-"""The pinned Slurm exporter binary: built once from its Go module, cached, then copied to the
+"""The pinned Slurm exporter binary: built once, cached by version and source, then copied to the
 controller by provisioning (role slurm_exporter).
 
-`go install github.com/sckyzo/slurm_exporter/cmd/slurm_exporter@v1.8.4` with CGO_ENABLED=0 gives a
-static binary; the Go toolchain verifies module checksums. When the build cannot happen (no Go
-toolchain, or the module proxy refuses the module) the lab comes up without the exporter and says why.
+Two ways, in this order:
+1. ``go install github.com/sckyzo/slurm_exporter/cmd/slurm_exporter@v1.8.4``: what a site with ordinary
+   access to the Go module proxy does; the toolchain checks the module against the checksum database.
+2. When the proxy refuses the module: ``go build`` of the tag's source archive (by default the one in
+   ``../shared/vendor/``, or ``--exporter-source`` / ``$LAB_EXPORTER_SOURCE``). The archive's sha256 must
+   equal the pin in ``lab/versions.py``; ``-mod=readonly`` makes the tag's own ``go.sum`` check every
+   dependency, and the ``-X`` flags of the tag's ``.goreleaser.yaml`` make ``--version`` read as a
+   release binary's.
+Either way ``CGO_ENABLED=0`` gives a static binary that runs in any of the lab's images.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
+import tarfile
+import tempfile
+import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lab import versions
-from lab.paths import state_root
+from lab.paths import PROJECT_ROOT, state_root
 from lab.progress import Progress
 
-GO_BUILD_TIMEOUT_S = 600
+GO_BUILD_TIMEOUT_S = 900  # a cold module cache and a busy 2-core machine: about 45 s measured, with margin
+SOURCE_ENV = "LAB_EXPORTER_SOURCE"
+DEFAULT_ARCHIVE = PROJECT_ROOT.parent / "shared" / "vendor" / versions.SLURM_EXPORTER_ARCHIVE
+_VERSION_PACKAGE = "github.com/prometheus/common/version"
+
+
+class ExporterError(RuntimeError):
+    """The exporter cannot be had; the message says why and what to do."""
 
 
 @dataclass(frozen=True)
 class ExporterBuild:
-    binary: Path | None
-    problem: str = ""  # why there is no binary, with the fix
+    """A usable binary and how it was made (``lab status`` prints ``how``)."""
+
+    binary: Path
+    how: str  # "go install …" or "go build of <archive> (sha256 …)"
+    seconds: float  # the build's wall time; 0.0 when the cached binary was used
+    cached: bool = False
 
 
-def cached_binary() -> Path:
+def cache_dir() -> Path:
     return state_root() / "cache" / f"slurm_exporter-{versions.SLURM_EXPORTER_VERSION}"
 
 
-def ensure_binary(progress: Progress) -> ExporterBuild:
-    target = cached_binary()
-    if target.is_file():
-        return ExporterBuild(target)
-    go = shutil.which("go")
+def _cached(way: str) -> ExporterBuild | None:
+    record = cache_dir() / way / "build.json"
+    binary = cache_dir() / way / "slurm_exporter"
+    if not (record.is_file() and binary.is_file()):
+        return None
+    data = json.loads(record.read_text(encoding="utf-8"))
+    return ExporterBuild(binary, str(data["how"]), float(data["seconds"]), cached=True)
+
+
+def _store(way: str, built: Path, how: str, seconds: float) -> ExporterBuild:
+    target_dir = cache_dir() / way
+    target_dir.mkdir(parents=True, exist_ok=True)
+    binary = target_dir / "slurm_exporter"
+    shutil.move(str(built), binary)
+    build = ExporterBuild(binary, how, round(seconds, 1))
+    record = {k: str(v) if isinstance(v, Path) else v for k, v in asdict(build).items() if k != "cached"}
+    (target_dir / "build.json").write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    return build
+
+
+def _archive_way() -> str:
+    return f"archive-{versions.SLURM_EXPORTER_ARCHIVE_SHA256[:12]}"
+
+
+def ensure_binary(progress: Progress, source: Path | None = None) -> ExporterBuild:
+    """The cached binary, else one built the first way that works; :class:`ExporterError` otherwise."""
+    named = source or (Path(os.environ[SOURCE_ENV]) if os.environ.get(SOURCE_ENV) else None)
+    for way in ("module", _archive_way()):
+        if (hit := _cached(way)) is not None:
+            return hit
+    go = find_go()
+    refused = _go_install(go, progress)
+    if isinstance(refused, ExporterBuild):
+        return refused
+    archive = named or DEFAULT_ARCHIVE
+    progress.say(f"the module proxy refused the exporter ({refused}); building from {archive}")
+    return _build_from_archive(go, archive, progress)
+
+
+def find_go() -> str:
+    go = shutil.which("go") or next((p for p in ("/usr/local/go/bin/go",) if Path(p).is_file()), None)
     if go is None:
-        return ExporterBuild(
-            None, "no Go toolchain on PATH. Fix: install Go ≥ 1.26 (go.mod of v1.8.4 says go 1.26.0)"
+        raise ExporterError(
+            "no Go toolchain: neither `go` on PATH nor /usr/local/go/bin/go. Fix: install Go ≥ 1.26 "
+            "(the exporter's go.mod says go 1.26.0), or `lab up --no-exporter` for a lab without it."
         )
+    return go
+
+
+def _go_env(**extra: str) -> dict[str, str]:
+    # GOTOOLCHAIN=local: never download another toolchain; the one here must do.
+    return {**os.environ, "CGO_ENABLED": "0", "GOTOOLCHAIN": "local", **extra}
+
+
+def _go_install(go: str, progress: Progress) -> ExporterBuild | str:
+    """The binary from the module proxy, or why the proxy could not give it (one line)."""
     module = f"{versions.SLURM_EXPORTER_MODULE}@{versions.SLURM_EXPORTER_VERSION}"
-    gobin = target.parent / "gobin"
-    gobin.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "CGO_ENABLED": "0", "GOBIN": str(gobin), "GOFLAGS": "-trimpath"}
-    with progress.step(f"building {module} with {go}"):
-        try:
-            result = subprocess.run(
-                [go, "install", module], env=env, capture_output=True, text=True, timeout=GO_BUILD_TIMEOUT_S
-            )
-        except subprocess.TimeoutExpired:
-            return ExporterBuild(None, f"`go install {module}` took longer than {GO_BUILD_TIMEOUT_S}s")
-    if result.returncode != 0:
-        reason = result.stderr.strip().splitlines()[-3:] or ["(no output)"]
-        return ExporterBuild(
-            None,
-            f"`go install {module}` failed: {' '.join(reason)}\n"
-            "Fix: make the module reachable through GOPROXY, or build it elsewhere and copy the binary to "
-            f"{target}",
+    with tempfile.TemporaryDirectory(prefix="slurm-exporter-gobin-") as gobin:
+        began = time.monotonic()
+        with progress.step(f"go install {module}"):
+            result = _run([go, "install", "-trimpath", module], _go_env(GOBIN=gobin), cwd=Path(gobin))
+        if result.returncode != 0:
+            lines = (result.stderr or result.stdout).strip().splitlines()
+            return lines[-1].strip() if lines else f"exit {result.returncode}, no output"
+        return _store(
+            "module", Path(gobin) / "slurm_exporter", f"go install {module}", time.monotonic() - began
         )
-    shutil.move(str(gobin / "slurm_exporter"), target)
-    return ExporterBuild(target)
+
+
+def verify_archive(archive: Path, expected_sha256: str) -> None:
+    """Raise :class:`ExporterError` unless ``archive`` is a readable file with the pinned sha256."""
+    if not archive.exists():
+        raise ExporterError(
+            f"{archive}: the exporter's source archive is missing. Fix: put the unmodified tag archive "
+            f"{versions.SLURM_EXPORTER_ARCHIVE} there (sha256 {expected_sha256}, see ../shared/vendor/"
+            f"PROVENANCE.md), or name one with --exporter-source PATH or ${SOURCE_ENV}."
+        )
+    digest = hashlib.sha256()
+    try:
+        with archive.open("rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as error:
+        raise ExporterError(
+            f"{archive}: cannot read the exporter's source archive ({error.strerror or error}). "
+            "Fix: make it a readable regular file."
+        ) from error
+    if digest.hexdigest() != expected_sha256:
+        raise ExporterError(
+            f"{archive}: sha256 {digest.hexdigest()} is not the pinned {expected_sha256} of "
+            f"{versions.SLURM_EXPORTER_ARCHIVE} (lab/versions.py). Fix: use the unmodified tag archive "
+            "(`git archive --format=tar.gz --prefix=slurm_exporter-1.8.4/ v1.8.4`); a different tree "
+            "is not the pinned exporter."
+        )
+
+
+def _build_from_archive(go: str, archive: Path, progress: Progress) -> ExporterBuild:
+    verify_archive(archive, versions.SLURM_EXPORTER_ARCHIVE_SHA256)
+    with tempfile.TemporaryDirectory(prefix="slurm-exporter-src-") as work:
+        with tarfile.open(archive, "r:gz") as tar:
+            tar.extractall(work, filter="data")  # no absolute paths, links out of the tree or devices
+        tree = Path(work) / versions.SLURM_EXPORTER_ARCHIVE_PREFIX
+        if not (tree / "go.mod").is_file():
+            raise ExporterError(f"{archive}: no {versions.SLURM_EXPORTER_ARCHIVE_PREFIX}/go.mod inside.")
+        output = Path(work) / "slurm_exporter"
+        ldflags = " ".join(
+            ["-s", "-w"]
+            + [
+                f"-X {_VERSION_PACKAGE}.{key}={value}"
+                for key, value in (
+                    ("Version", versions.SLURM_EXPORTER_VERSION.lstrip("v")),
+                    ("Revision", versions.SLURM_EXPORTER_COMMIT),
+                    ("Branch", versions.SLURM_EXPORTER_BRANCH),
+                )
+            ]
+        )
+        argv = [go, "build", "-trimpath", "-mod=readonly", "-ldflags", ldflags, "-o", str(output)]
+        began = time.monotonic()
+        with progress.step(f"go build of {archive.name} (CGO_ENABLED=0, -trimpath, -mod=readonly)"):
+            result = _run([*argv, "./cmd/slurm_exporter"], _go_env(), cwd=tree)
+        if result.returncode != 0:
+            tail = " ".join(result.stderr.strip().splitlines()[-5:]) or "(no output)"
+            raise ExporterError(
+                f"`go build` of {archive} failed: {tail}\nFix: the Go module proxy must serve the "
+                "exporter's dependencies (GOPROXY), and Go must be ≥ 1.26."
+            )
+        digest = versions.SLURM_EXPORTER_ARCHIVE_SHA256
+        how = f"go build of {archive} (sha256 {digest[:12]}…, tag {versions.SLURM_EXPORTER_VERSION})"
+        return _store(_archive_way(), output, how, time.monotonic() - began)
+
+
+def _run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(
+            argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=GO_BUILD_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired as error:
+        raise ExporterError(f"`{' '.join(argv[:2])}` took longer than {GO_BUILD_TIMEOUT_S} s") from error

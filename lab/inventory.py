@@ -71,6 +71,16 @@ def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
             {"name": q.name, "priority": q.priority, "max_wall": q.max_wall, "description": q.description}
             for q in blueprint.qos
         ],
+        # slurm.conf Licenses= (local); remote ones are accounting resources (sacctmgr add resource).
+        "local_licenses": ",".join(f"{lic.name}:{lic.count}" for lic in blueprint.licenses if not lic.server),
+        "remote_licenses": [
+            {"name": lic.name, "server": lic.server, "server_type": lic.server_type, "count": lic.count}
+            for lic in blueprint.licenses
+            if lic.server
+        ],
+        "reservations": [r.model_dump() for r in blueprint.reservations],
+        "drains": [{"nodes": d.nodes, "reason": d.reason} for d in blueprint.drains],
+        "drained_nodes": blueprint.drained_nodes,
     }
 
 

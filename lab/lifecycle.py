@@ -10,7 +10,7 @@ from typing import Any
 import docker
 
 from lab import blueprint as blueprint_module
-from lab import cluster, engine, exporter, images, keys, live_workload, lock
+from lab import cluster, engine, exporter, images, keys, live_workload, lock, versions
 from lab.blueprint import Blueprint
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
@@ -34,6 +34,8 @@ class UpOptions:
     build: images.BuildOptions = field(default_factory=images.BuildOptions)
     keep_on_failure: bool = False
     workload: bool = True  # the live mode: a plausible workload keeps running after bring-up
+    exporter: bool = True  # the pinned Slurm exporter on the controller
+    exporter_source: Path | None = None  # its tag archive, when the module proxy refuses the module
 
 
 def up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progress) -> dict[str, str]:
@@ -46,18 +48,16 @@ def _up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progre
     engine.check_disk(state_root())
     state = lab_state_dir(blueprint.name)
     lab_keys = keys.ensure(state / "keys")
-    images.build_all(client, options.build, progress)
-    built = exporter.ensure_binary(progress)
+    built = _exporter(options, progress)
     (state / "exporter-status").write_text(
-        f"built {built.binary}\n" if built.binary else f"unavailable: {built.problem}\n", encoding="utf-8"
+        f"{built.how} → {built.binary}\n" if built else "off (lab up --no-exporter)\n", encoding="utf-8"
     )
-    if built.binary is None:
-        progress.say(f"WARNING: the lab comes up without the Slurm exporter: {built.problem}")
+    images.build_all(client, options.build, progress)
     with progress.step(f"containers of lab '{blueprint.name}'"):
         cluster.up(client, blueprint.name, cluster.plan(blueprint), progress)
     try:
         with progress.step("provisioning with Ansible"):
-            provision(blueprint, lab_keys, progress, built.binary)
+            provision(blueprint, lab_keys, progress, built.binary if built else None)
     except Exception:
         if not options.keep_on_failure:
             progress.say("bring-up failed: removing the lab's containers (--keep-on-failure keeps them)")
@@ -70,6 +70,21 @@ def _up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progre
     elif not options.workload and live_workload.stop(blueprint.name):
         progress.say("live workload stopped (--no-workload)")
     return endpoints(client, blueprint.name)
+
+
+def _exporter(options: UpOptions, progress: Progress) -> exporter.ExporterBuild | None:
+    """The exporter binary, before any container exists: a lab never comes up half without it."""
+    if not options.exporter:
+        progress.say("the Slurm exporter is off (--no-exporter)")
+        return None
+    built = exporter.ensure_binary(progress, options.exporter_source)
+    if built.cached:
+        progress.say(f"slurm_exporter {versions.SLURM_EXPORTER_VERSION}: cached ({built.how})")
+    else:
+        progress.say(
+            f"slurm_exporter {versions.SLURM_EXPORTER_VERSION}: {built.how} in {built.seconds:.1f} s"
+        )
+    return built
 
 
 def down(lab: str, purge: bool, progress: Progress) -> None:
@@ -111,6 +126,7 @@ def endpoints(client: docker.DockerClient, lab: str) -> dict[str, str]:
 _SERVICE_BY_PORT = {
     f"{cluster.RESTD_PORT}/tcp": "slurmrestd",
     f"{cluster.PROMETHEUS_PORT}/tcp": "prometheus",
+    f"{cluster.SLURM_EXPORTER_PORT}/tcp": "slurm_exporter",
     "9590/tcp": "runai",
 }
 

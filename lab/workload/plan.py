@@ -193,7 +193,9 @@ class _ClassDraw:
         self.partition = partition
         accounts = set(spec.accounts or [a.name for a in blueprint.accounts])
         self.users = [(u.name, u.account) for u in blueprint.all_users if u.account in accounts]
-        self.capacity_gpus = len(blueprint.partition_nodes(partition)) * blueprint.nodes.shape.gpus
+        # Nodes the blueprint holds drained are no capacity: a job larger than the rest would never start.
+        in_service = [n for n in blueprint.partition_nodes(partition) if n not in blueprint.drained_nodes]
+        self.capacity_gpus = len(in_service) * blueprint.nodes.shape.gpus
         self.partition_limit_s = _seconds(partition.max_time) or 365 * DAY_S
         self.qos_wall_s = qos_wall
 

@@ -14,7 +14,7 @@ import testinfra
 
 from lab import cluster
 from lab.blueprint import Blueprint, load
-from lab.paths import DEFAULT_BLUEPRINT
+from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
 
 LAB_BLUEPRINTS = Path(__file__).parent / "blueprints"
 
@@ -61,7 +61,20 @@ def default_lab(engine: docker.DockerClient) -> Blueprint:
     blueprint = load(DEFAULT_BLUEPRINT)
     if not cluster.lab_containers(engine, blueprint.name):
         run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT))
+    _require_exporter(engine, blueprint)
     return blueprint
+
+
+def _require_exporter(engine: docker.DockerClient, blueprint: Blueprint) -> None:
+    """No lab test passes on a lab without the pinned Slurm exporter: it is part of what they check."""
+    controller = cluster.find_container(engine, blueprint.name, "controller")
+    running = controller is not None and controller.exec_run(["pgrep", "-x", "slurm_exporter"]).exit_code == 0
+    if not running:
+        status = lab_state_dir(blueprint.name) / "exporter-status"
+        why = (
+            status.read_text().strip() if status.exists() else "no exporter-status: `lab up` did not build it"
+        )
+        pytest.fail(f"the Slurm exporter is not running on lab '{blueprint.name}': {why}. Fix: `lab up`.")
 
 
 @pytest.fixture(scope="session")

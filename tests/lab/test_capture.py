@@ -57,8 +57,3 @@ def test_dump_fails_on_an_undocumented_family(capture_dir: Path, tmp_path: Path)
     result = run_lab("dump", "--capture", str(capture_dir), "--signals", str(signals), check=False)
     assert result.returncode == 1
     assert "undocumented-family DCGM_FI_DEV_GPU_UTIL" in result.stdout
-
-
-def test_status_says_why_the_exporter_is_missing(default_lab: Blueprint) -> None:
-    report = json.loads(run_lab("status", "--lab", default_lab.name, "--json").stdout)
-    assert report["slurm_exporter"].startswith(("built ", "unavailable: "))

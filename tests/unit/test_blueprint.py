@@ -1,4 +1,5 @@
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -121,3 +122,53 @@ def test_unreadable_files_are_explained(write_yaml: Any, text: str, expected: st
 def test_missing_file_is_explained(tmp_path: Path) -> None:
     with pytest.raises(blueprint.BlueprintError, match="cannot read blueprint"):
         blueprint.load(tmp_path / "nope.yaml")
+
+
+def test_site_state_fields_of_the_default_blueprint(default_data: dict[str, Any]) -> None:
+    model = blueprint.parse(default_data)
+    assert model.drained_nodes == ["dgx-003"]
+    assert [lic.slurm_name for lic in model.licenses] == ["scratch", "matlab@flexlm"]
+    assert [(r.name, r.start, r.flags) for r in model.reservations] == [
+        ("rma-dgx-003", "now", ["MAINT", "IGNORE_JOBS"]),
+        ("monthly-maint", "now+4weeks", ["MAINT", "IGNORE_JOBS"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("drains", [{"nodes": "dgx-009", "reason": "repair"}], "drains[0].nodes names nodes"),
+        ("drains", [{"nodes": "dgx-001", "reason": "a|b"}], "drains.0.reason"),
+        ("drains", [{"nodes": "dgx-[001", "reason": "repair"}], "drains[0].nodes"),
+        (
+            "reservations",
+            [{"name": "m", "nodes": "ALL", "start": "tomorrow", "duration": "04:00:00"}],
+            "reservations.0.start",
+        ),
+        (
+            "reservations",
+            [{"name": "m", "nodes": "ALL", "start": "now", "duration": "4h"}],
+            "reservations.0.duration",
+        ),
+        (
+            "reservations",
+            [{"name": "m", "nodes": "ALL", "start": "now", "duration": "60", "flags": ["SPEC_NODES"]}],
+            "reservations.0.flags.0",
+        ),
+        ("licenses", [{"name": "scratch", "count": 1}, {"name": "scratch", "count": 2}], "license"),
+        ("licenses", [{"name": "scratch", "count": 0}], "licenses.0.count"),
+    ],
+)
+def test_bad_site_state_names_the_field(
+    default_data: dict[str, Any], field: str, value: Any, message: str
+) -> None:
+    data = copy.deepcopy(default_data)
+    data[field] = value
+    with pytest.raises(blueprint.BlueprintError, match=re.escape(message)):
+        blueprint.parse(data, source="bad.yaml")
+
+
+def test_a_remote_license_may_share_a_local_ones_name(default_data: dict[str, Any]) -> None:
+    data = copy.deepcopy(default_data)
+    data["licenses"] = [{"name": "matlab", "count": 1}, {"name": "matlab", "server": "flexlm", "count": 2}]
+    assert [lic.slurm_name for lic in blueprint.parse(data).licenses] == ["matlab", "matlab@flexlm"]

@@ -32,7 +32,7 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
         "dgx-004",
     ]
     published = {s.hostname: s.ports for s in specs if s.ports}
-    assert published == {"restd": {6820: 6820}, "prometheus": {9090: 9090}}
+    assert published == {"controller": {9341: 9341}, "restd": {6820: 6820}, "prometheus": {9090: 9090}}
     nodes = [s for s in specs if s.role == "node"]
     assert all(s.binds == {str(cluster.shared_dir("default")): cluster.SHARED_MOUNT} for s in nodes)
 

@@ -162,12 +162,14 @@ def test_users_submit_to_their_own_account_and_their_class_accounts(default: Blu
 
 
 def test_the_lab_caps_sizes_and_run_times(default: Blueprint) -> None:
-    """On the 32-GPU default lab: no job exceeds its partition; run times stay inside their limit, and a
-    job that would need longer runs into it and times out."""
+    """On the default lab (32 GPUs, 8 of them on the node the blueprint holds drained): no job exceeds
+    its partition's GPUs in service; run times stay inside their limit, and a job that would need longer
+    runs into it and times out."""
     jobs = plan(default, 24 * 28, seed=6).jobs
     limit = {("gpu", "normal"): 2 * DAY_S, ("gpu", "high"): DAY_S, ("debug", "normal"): 1800}
+    assert max(job.gpus for job in jobs if job.partition == "gpu") == 24
     for job in jobs:
-        assert job.gpus <= (8 if job.partition == "debug" else 32)
+        assert job.gpus <= (8 if job.partition == "debug" else 24)
         assert job.time_limit_s % 60 == 0
         if job.outcome == "timeout":
             assert job.duration_s == job.time_limit_s <= limit[(job.partition, job.qos)]

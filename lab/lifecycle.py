@@ -17,7 +17,7 @@ from lab.progress import Progress
 from lab.provision import provision
 
 DAEMONS_BY_ROLE = {
-    "controller": ["munged", "slurmctld"],
+    "controller": ["munged", "slurmctld", "slurm_exporter"],
     "dbd": ["munged", "mariadb", "slurmdbd"],
     "restd": ["munged", "slurmrestd"],
     "prometheus": ["prometheus"],

@@ -20,7 +20,7 @@ from .conftest import run_lab, wait_for
 pytestmark = pytest.mark.lab
 
 DAEMONS = {
-    "controller": ["munged", "slurmctld"],
+    "controller": ["munged", "slurmctld", "slurm_exporter"],
     "dbd": ["munged", "mariadbd", "slurmdbd"],
     "restd": ["munged", "slurmrestd"],
 }
@@ -208,7 +208,7 @@ def test_status_json_reports_containers_nodes_and_endpoints(default_lab: Bluepri
     assert {row["host"] for row in report["containers"]} == {*services, *default_lab.nodes.names}
     assert all(row["state"] == "running" for row in report["containers"])
     controller = next(row for row in report["containers"] if row["host"] == "controller")
-    assert controller["daemons"] == {"munged": "running", "slurmctld": "running"}
+    assert controller["daemons"] == {"munged": "running", "slurmctld": "running", "slurm_exporter": "running"}
     assert {node["name"] for node in report["nodes"]} == set(default_lab.nodes.names)
     assert all(node["gres"] == "gpu:h100:8" for node in report["nodes"])
     url = report["endpoints"]["slurmrestd"]

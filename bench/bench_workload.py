@@ -29,8 +29,8 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from lab.blueprint import Blueprint, load, parse  # noqa: E402
 from lab.paths import DEFAULT_BLUEPRINT  # noqa: E402
+from lab.spec.slurm_blueprint import Blueprint, load, parse  # noqa: E402
 from lab.workload.plan import Plan, plan  # noqa: E402
 from lab.workload.submit import NodeShape, job_description  # noqa: E402
 

@@ -12,12 +12,12 @@ from typing import Annotated, NoReturn
 import docker
 import typer
 
-from lab import blueprint as blueprint_module
 from lab import engine, exporter, images, keys, lifecycle, lock, versions
 from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
 from lab.progress import Progress
 from lab.promql import PrometheusError
 from lab.provision import write_inventory
+from lab.spec import slurm_blueprint as blueprint_module
 
 app = typer.Typer(
     help=(
@@ -119,7 +119,7 @@ def up(
         base_image=base_image, ca_bundle=None if ca_bundle == "none" else Path(ca_bundle), rebuild=rebuild
     )
     if runai_lab.is_runai_blueprint(blueprint):
-        from lab.runai.blueprint import RunaiBlueprintError
+        from lab.spec.runai_blueprint import RunaiBlueprintError
 
         try:
             runai = runai_lab.up(
@@ -408,8 +408,8 @@ def validate(blueprint: Annotated[Path, typer.Argument(help="Blueprint YAML to c
     from lab import runai_lab
 
     if runai_lab.is_runai_blueprint(blueprint):
-        from lab.runai.blueprint import RunaiBlueprintError
-        from lab.runai.blueprint import load as load_runai
+        from lab.spec.runai_blueprint import RunaiBlueprintError
+        from lab.spec.runai_blueprint import load as load_runai
 
         try:
             runai = load_runai(blueprint)

@@ -16,10 +16,10 @@ import docker
 from docker.errors import NotFound
 from docker.models.containers import Container
 
-from lab.blueprint import Blueprint
 from lab.images import role_image
 from lab.paths import lab_state_dir
 from lab.progress import Progress
+from lab.spec.slurm_blueprint import Blueprint
 
 LABEL_LAB = "org.aifactory-lab.lab"
 LABEL_ROLE = "org.aifactory-lab.role"

@@ -68,7 +68,7 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
     build(
         "runai",
         {"BASE": base},
-        {"lab-package": package_files(("dcgm", "runai"), modules=("paths.py", "yamlmodel.py"))},
+        {"lab-package": package_files(("dcgm", "runai", "spec"), modules=("paths.py",))},
     )
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from lab import hostlist
-from lab.blueprint import Blueprint
 from lab.cluster import container_name
+from lab.spec import hostlist
+from lab.spec.slurm_blueprint import Blueprint
 
 Connection = Literal["docker", "ssh"]
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import docker
 
-from lab import blueprint as blueprint_module
 from lab import cluster, engine, exporter, images, keys, live_workload, lock, versions
-from lab.blueprint import Blueprint
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
 from lab.provision import provision
+from lab.spec import slurm_blueprint as blueprint_module
+from lab.spec.slurm_blueprint import Blueprint
 
 DAEMONS_BY_ROLE = {
     "controller": ["munged", "slurmctld", "slurm_exporter"],

@@ -12,11 +12,11 @@ from typing import Any
 import ansible_runner
 import yaml
 
-from lab.blueprint import Blueprint
 from lab.inventory import Connection, inventory
 from lab.keys import LabKeys
 from lab.paths import ANSIBLE_DIR, lab_state_dir
 from lab.progress import Progress
+from lab.spec.slurm_blueprint import Blueprint
 
 
 class ProvisionError(RuntimeError):

@@ -19,8 +19,8 @@ from lab.inventory import DCGM_PORT
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
 from lab.provision import run_playbook
-from lab.runai.blueprint import RunaiBlueprint
-from lab.runai.blueprint import load as load_runai
+from lab.spec.runai_blueprint import RunaiBlueprint
+from lab.spec.runai_blueprint import load as load_runai
 
 API_PORT = 9590  # the emulator's /metrics, /kai/<pool>/metrics and /api/v1 (docs/runai.md)
 DCGM_FIRST_PORT = 9591  # node i of the blueprint serves its DCGM target on 9591 + i

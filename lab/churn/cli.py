@@ -15,7 +15,6 @@ import docker
 import typer
 from docker.models.containers import Container
 
-from lab import blueprint as blueprint_module
 from lab import cluster, engine, lifecycle
 from lab.churn import report as report_module
 from lab.churn.bound import EPILOG_GRACE_S, Tolerance
@@ -25,6 +24,7 @@ from lab.churn.window import Window, bounds, iso, step_seconds
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.promql import PrometheusError
+from lab.spec import slurm_blueprint as blueprint_module
 
 app = typer.Typer(
     help=(

@@ -16,8 +16,8 @@ import typer
 from lab.dcgm.server import parse_listen_address
 from lab.paths import state_root
 from lab.runai import KAI_VERSION, RUNAI_DOCS_VERSION
-from lab.runai.blueprint import DEFAULT_RUNAI_BLUEPRINT, SCENARIOS, RunaiBlueprintError, load
 from lab.runai.headless import build
+from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, SCENARIOS, RunaiBlueprintError, load
 
 app = typer.Typer(
     help=(
@@ -131,8 +131,8 @@ def _serve(
     time_scale: float,
     steps: int,
 ) -> None:
-    from lab.runai.blueprint import RunaiBlueprint
     from lab.runai.server import RunningConstruct
+    from lab.spec.runai_blueprint import RunaiBlueprint
 
     assert isinstance(model, RunaiBlueprint)
     logs: dict[str, TextIO] = {

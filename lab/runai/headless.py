@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.runai import scenarios
-from lab.runai.blueprint import RunaiBlueprint
 from lab.runai.exposition import render
 from lab.runai.joins import Row, Walk, walk
 from lab.runai.series_k8s import kai_samples, kube_samples
 from lab.runai.series_runai import runai_samples
 from lab.runai.simulation import Simulation
+from lab.spec.runai_blueprint import RunaiBlueprint
 
 
 def main_metrics(sim: Simulation) -> str:

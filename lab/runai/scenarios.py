@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lab.runai.arrivals import poisson
-from lab.runai.blueprint import WorkloadClass
 from lab.runai.model import Phase, Workload
 from lab.runai.simulation import Simulation
+from lab.spec.runai_blueprint import WorkloadClass
 
 LONG_RUN_S = 30 * 86400.0  # scripted borrowers/victims run for the whole scenario
 

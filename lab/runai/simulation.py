@@ -17,13 +17,13 @@ from pathlib import Path
 
 from lab.runai import schedlog
 from lab.runai.arrivals import Arrivals, rand_uuid, suffix
-from lab.runai.blueprint import RunaiBlueprint
 from lab.runai.dcgm_bridge import DcgmBridge, GpuStat, PodEntry
 from lab.runai.k8s_events import EventLog
 from lab.runai.model import ACTIVE, ALLOCATED, CONTAINER, Node, Phase, Pod, PodPhase, Workload
 from lab.runai.scheduler import DepartmentSpec, Job, QueueSpec, Session, SessionResult, Snapshot
 from lab.runai.shard_metrics import ShardMetrics
 from lab.runai.transitions import apply_session, pod_ref, whole_ms
+from lab.spec.runai_blueprint import RunaiBlueprint
 
 LINE = Callable[[str], None]
 

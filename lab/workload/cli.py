@@ -13,11 +13,11 @@ from typing import Annotated, Any, NoReturn
 import docker
 import typer
 
-from lab import blueprint as blueprint_module
 from lab import engine, lifecycle
 from lab.paths import DEFAULT_BLUEPRINT
 from lab.progress import Progress
 from lab.slurmrestd import RestError
+from lab.spec import slurm_blueprint as blueprint_module
 from lab.workload import live
 from lab.workload.plan import Model, Plan, PlannedJob, check_against, lab_limit_minutes, plan
 from lab.workload.runner import RunOptions, run

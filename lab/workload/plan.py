@@ -30,9 +30,9 @@ from dataclasses import asdict, dataclass
 from itertools import takewhile
 from typing import Any
 
-from lab.blueprint import Blueprint, BlueprintError, Partition
+from lab.spec.slurm_blueprint import Blueprint, BlueprintError, Partition
+from lab.spec.workload_spec import Outcome, WorkloadClassSpec, WorkloadSpec
 from lab.workload.fit import OutcomeDurations, SizeTable
-from lab.workload.model import Outcome, WorkloadClassSpec, WorkloadSpec
 
 DAY_S = 86_400
 WEEK_S = 7 * DAY_S

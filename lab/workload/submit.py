@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lab import slurmrestd
-from lab.blueprint import Blueprint
 from lab.slurmrestd import Credentials, RestError
+from lab.spec.slurm_blueprint import Blueprint
 from lab.workload import jobscript
 from lab.workload.plan import PlannedJob, lab_limit_minutes
 from lab.workload.summary import base_state, number

@@ -13,8 +13,8 @@ import pytest
 import testinfra
 
 from lab import cluster
-from lab.blueprint import Blueprint, load
 from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
+from lab.spec.slurm_blueprint import Blueprint, load
 
 LAB_BLUEPRINTS = Path(__file__).parent / "blueprints"
 

@@ -10,8 +10,8 @@ import pytest
 from testinfra.host import Host
 
 from lab import promql
-from lab.blueprint import Blueprint
 from lab.inventory import JOB_MAPPING_DIR
+from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, submit_gpu_job, wait_for
 

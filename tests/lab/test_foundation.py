@@ -12,8 +12,8 @@ import pytest
 from testinfra.host import Host
 
 from lab import cluster, slurmrestd
-from lab.blueprint import Blueprint
 from lab.images import role_image
+from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, wait_for
 

@@ -9,7 +9,7 @@ import pytest
 import testinfra
 
 from lab import cluster
-from lab.blueprint import Blueprint
+from lab.spec.slurm_blueprint import Blueprint
 
 pytestmark = pytest.mark.lab
 

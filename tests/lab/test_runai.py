@@ -11,8 +11,8 @@ import pytest
 
 from lab import promql, runai_lab
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
-from lab.runai.blueprint import RunaiBlueprint, load
 from lab.runai.joins import walk
+from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 from .conftest import run_lab, wait_for
 

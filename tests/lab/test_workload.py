@@ -21,7 +21,7 @@ import docker
 import pytest
 from testinfra.host import Host
 
-from lab.blueprint import Blueprint, parse
+from lab.spec.slurm_blueprint import Blueprint, parse
 from lab.workload import live
 from lab.workload.plan import Plan, plan
 from lab.workload.runner import run

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from lab import blueprint, cluster, fault, inventory, runai_lab
+from lab import cluster, fault, inventory, runai_lab
 from lab.paths import BLUEPRINTS_DIR
-from lab.runai.blueprint import load as load_runai
+from lab.spec import slurm_blueprint as blueprint
+from lab.spec.runai_blueprint import load as load_runai
 
 
 def _racks(default_data: dict[str, Any], count: int = 16, per_rack: int = 8) -> blueprint.Blueprint:

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from lab import blueprint
 from lab.inventory import inventory
 from lab.keys import LabKeys
 from lab.paths import ANSIBLE_DIR, BLUEPRINTS_DIR
 from lab.provision import key_vars
+from lab.spec import slurm_blueprint as blueprint
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "rendered"
 TEMPLATES = {

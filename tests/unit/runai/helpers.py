@@ -7,9 +7,9 @@ from typing import Any
 
 import yaml
 
-from lab.runai.blueprint import DEFAULT_RUNAI_BLUEPRINT, RunaiBlueprint, load
 from lab.runai.headless import HeadlessRun, build
 from lab.runai.scheduler import DepartmentSpec, Job, QueueSpec, Snapshot
+from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, RunaiBlueprint, load
 
 UNLIMITED = -1.0
 

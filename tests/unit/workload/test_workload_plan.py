@@ -15,10 +15,10 @@ from itertools import takewhile
 
 import pytest
 
-from lab.blueprint import Blueprint, load
 from lab.dcgm.workloads import PROFILES
 from lab.paths import DEFAULT_BLUEPRINT
-from lab.workload.model import WORKLOAD_CLASSES
+from lab.spec.slurm_blueprint import Blueprint, load
+from lab.spec.workload_spec import WORKLOAD_CLASSES
 from lab.workload.plan import DAY_S, WEEK_S, Model, Plan, PlannedJob, plan
 
 from .workload_testing import unbounded_blueprint

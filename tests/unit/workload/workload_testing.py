@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from lab.blueprint import Blueprint, parse
 from lab.paths import BLUEPRINTS_DIR
 from lab.slurmrestd import Credentials, RestError
+from lab.spec.slurm_blueprint import Blueprint, parse
 from lab.workload.plan import PlannedJob
 
 FIXTURES = Path(__file__).parent / "fixtures" / "slurmrestd-24.11.5"

@@ -1,8 +1,8 @@
 """Run:ai blueprint: node pools, departments, projects with per-pool quotas, a workload mix, scenarios.
 
 Loading validates everything up front; any mistake becomes a :class:`RunaiBlueprintError` that names
-the file, the field and the fix (house style of :mod:`lab.blueprint`). Names of departments, projects
-and users are pseudonyms from the blueprint only.
+the file, the field and the fix (house style of :mod:`lab.spec.slurm_blueprint`). Names of
+departments, projects and users are pseudonyms from the blueprint only.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from lab import yamlmodel
 from lab.paths import BLUEPRINTS_DIR
+from lab.spec import strict
+from lab.spec.strict import Strict
 
 DEFAULT_RUNAI_BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
 
@@ -32,11 +33,7 @@ class RunaiBlueprintError(ValueError):
     """A Run:ai blueprint that cannot be used; the message names file, field and fix."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class NodePool(_Strict):
+class NodePool(Strict):
     name: Name
     node_prefix: Name
     nodes: int = Field(ge=1, le=256)
@@ -49,7 +46,7 @@ class NodePool(_Strict):
         return [f"{self.node_prefix}-{i:03d}" for i in range(1, self.nodes + 1)]
 
 
-class PoolQuota(_Strict):
+class PoolQuota(Strict):
     """One queue's resources in one node pool (KAI Queue ``spec.resources.gpu``)."""
 
     gpu: int = Field(ge=0)
@@ -65,19 +62,19 @@ class PoolQuota(_Strict):
         return self
 
 
-class Department(_Strict):
+class Department(Strict):
     name: Name
     quotas: dict[str, PoolQuota]
 
 
-class Project(_Strict):
+class Project(Strict):
     name: Name
     department: Name
     users: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9._-]{0,30}$")]] = Field(min_length=1)
     quotas: dict[str, PoolQuota]
 
 
-class Runtime(_Strict):
+class Runtime(Strict):
     """Log-normal run time from a trace's median and mean (seconds)."""
 
     median_s: float = Field(gt=0)
@@ -90,7 +87,7 @@ class Runtime(_Strict):
         return self
 
 
-class WorkloadClass(_Strict):
+class WorkloadClass(Strict):
     name: Name
     # Run:ai docs 2.18 metrics page: job_type/workload_type values.
     workload_type: Literal["training", "interactive", "inference"]
@@ -118,25 +115,25 @@ class WorkloadClass(_Strict):
         return self
 
 
-class Lifecycle(_Strict):
+class Lifecycle(Strict):
     creating_s: float = Field(ge=0)
     initializing_s: float = Field(ge=0)
     retention_s: float = Field(ge=0)
 
 
-class ResourcesPerGpu(_Strict):
+class ResourcesPerGpu(Strict):
     cpu_cores: float = Field(gt=0)
     memory_bytes: int = Field(gt=0)
 
 
-class QuotaExhaustion(_Strict):
+class QuotaExhaustion(Strict):
     project: Name
     workload_class: Name
     start_s: float = Field(ge=0)
     rate_per_hour: float = Field(gt=0)
 
 
-class PreemptionStorm(_Strict):
+class PreemptionStorm(Strict):
     borrower: Name
     borrower_class: Name
     claimant: Name
@@ -145,23 +142,23 @@ class PreemptionStorm(_Strict):
     burst_at_s: float = Field(ge=0)
 
 
-class GpuFault(_Strict):
+class GpuFault(Strict):
     at_s: float = Field(ge=0)
     xid: int = Field(ge=1, le=200)
     workload_class: Name
 
 
-class Scenarios(_Strict):
+class Scenarios(Strict):
     quota_exhaustion: QuotaExhaustion
     preemption_storm: PreemptionStorm
     gpu_fault: GpuFault
 
 
-class Clock(_Strict):
+class Clock(Strict):
     step_seconds: float = Field(gt=0, le=600)
 
 
-class RunaiBlueprint(_Strict):
+class RunaiBlueprint(Strict):
     name: Name
     description: str = ""
     cluster_id: Annotated[
@@ -181,13 +178,13 @@ class RunaiBlueprint(_Strict):
     @model_validator(mode="after")
     def _references_resolve(self) -> RunaiBlueprint:
         pools = [p.name for p in self.node_pools]
-        yamlmodel.require_unique("node pool", pools)
-        yamlmodel.require_unique("node prefix", [p.node_prefix for p in self.node_pools])
+        strict.require_unique("node pool", pools)
+        strict.require_unique("node prefix", [p.node_prefix for p in self.node_pools])
         departments = [d.name for d in self.departments]
-        yamlmodel.require_unique("department", departments)
+        strict.require_unique("department", departments)
         projects = [p.name for p in self.projects]
-        yamlmodel.require_unique("project", projects)
-        yamlmodel.require_unique("workload class", [w.name for w in self.workloads])
+        strict.require_unique("project", projects)
+        strict.require_unique("workload class", [w.name for w in self.workloads])
         for owner, quotas in [(f"departments.{d.name}", d.quotas) for d in self.departments] + [
             (f"projects.{p.name}", p.quotas) for p in self.projects
         ]:
@@ -246,11 +243,11 @@ class RunaiBlueprint(_Strict):
 
 def load(path: Path) -> RunaiBlueprint:
     """Read and validate ``path``; every failure is a :class:`RunaiBlueprintError` naming the fix."""
-    data = yamlmodel.read_mapping(path, "Run:ai blueprint", "name, node_pools, projects", RunaiBlueprintError)
+    data = strict.read_mapping(path, "Run:ai blueprint", "name, node_pools, projects", RunaiBlueprintError)
     return parse(data, source=str(path))
 
 
 def parse(data: dict[str, Any], source: str = "<runai blueprint>") -> RunaiBlueprint:
-    return yamlmodel.validate(
+    return strict.validate(
         RunaiBlueprint, data, source, "Run:ai blueprint", "blueprints/runai.yaml", RunaiBlueprintError
     )

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from lab.runai.blueprint import RunaiBlueprintError, load
+from lab.spec.runai_blueprint import RunaiBlueprintError, load
 
-from .helpers import shipped, shipped_data
+from ..runai.helpers import shipped, shipped_data
 
 
 def write(tmp_path: Path, data: Any) -> Path:

@@ -11,10 +11,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from lab import hostlist, yamlmodel
-from lab.workload.model import WorkloadSpec
+from lab.spec import hostlist, strict
+from lab.spec.strict import Strict
+from lab.spec.workload_spec import WorkloadSpec
 
 NAME = r"^[a-z][a-z0-9-]{0,30}$"
 _SLURM_NAME = r"^[a-z][a-z0-9_-]{0,62}$"
@@ -27,11 +28,7 @@ class BlueprintError(ValueError):
     """A blueprint that cannot be used; the message names file, field and fix."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class NodeShape(_Strict):
+class NodeShape(Strict):
     """What every compute node declares to Slurm (SlurmdParameters=config_overrides)."""
 
     sockets: int = Field(ge=1, le=8)
@@ -46,7 +43,7 @@ class NodeShape(_Strict):
         return self.sockets * self.cores_per_socket * self.threads_per_core
 
 
-class Nodes(_Strict):
+class Nodes(Strict):
     prefix: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,20}$")]
     count: int = Field(ge=1, le=1024)
     shape: NodeShape
@@ -57,7 +54,7 @@ class Nodes(_Strict):
         return [f"{self.prefix}-{index:0{width}d}" for index in range(1, self.count + 1)]
 
 
-class Topology(_Strict):
+class Topology(Strict):
     """``per-node``: one container per node. ``racks``: containers of many slurmd (multiple-slurmd)."""
 
     layout: Literal["per-node", "racks"] = "per-node"
@@ -73,26 +70,26 @@ class Topology(_Strict):
         return self
 
 
-class Partition(_Strict):
+class Partition(Strict):
     name: SlurmName
     nodes: str = Field(description="'ALL' or a hostlist such as dgx-[001-004]")
     default: bool = False
     max_time: str = Field(pattern=_SLURM_DURATION)
 
 
-class Account(_Strict):
+class Account(Strict):
     name: SlurmName
     description: str = ""
     fairshare: int = Field(default=1, ge=1, le=100000)
 
 
-class User(_Strict):
+class User(Strict):
     name: Annotated[str, Field(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]
     uid: int = Field(ge=1000, le=60000)
     account: SlurmName
 
 
-class GeneratedUsers(_Strict):
+class GeneratedUsers(Strict):
     """Pseudonymous users at scale: ``<prefix>NNN`` spread round-robin over the accounts."""
 
     count: int = Field(ge=1, le=5000)
@@ -100,7 +97,7 @@ class GeneratedUsers(_Strict):
     first_uid: int = Field(default=3000, ge=1000, le=55000)
 
 
-class Qos(_Strict):
+class Qos(Strict):
     name: SlurmName
     priority: int = Field(default=0, ge=0, le=1_000_000)
     max_wall: str | None = None
@@ -115,7 +112,7 @@ ReservationFlag = Literal[
 ]  # fmt: skip
 
 
-class License(_Strict):
+class License(Strict):
     """A Slurm license: local (``Licenses=`` in slurm.conf) or, with ``server``, remote (served by
     slurmdbd, made with ``sacctmgr add resource``; its name in Slurm is ``<name>@<server>``)."""
 
@@ -130,7 +127,7 @@ class License(_Strict):
         return f"{self.name}@{self.server}" if self.server else self.name
 
 
-class Reservation(_Strict):
+class Reservation(Strict):
     """An advance reservation made at bring-up with ``scontrol create reservation`` (kept if it exists)."""
 
     name: SlurmName
@@ -146,7 +143,7 @@ class Reservation(_Strict):
     )
 
 
-class Drain(_Strict):
+class Drain(Strict):
     """Nodes held out of service at bring-up (``scontrol update State=DRAIN Reason=…``), as a real
     cluster always holds some for repair. The workload plans without them."""
 
@@ -154,7 +151,7 @@ class Drain(_Strict):
     reason: str = Field(min_length=1, max_length=200, pattern=r"^[^|\n\"]+$")
 
 
-class Ports(_Strict):
+class Ports(Strict):
     """Host ports; every one is published on 127.0.0.1 only."""
 
     slurmrestd: Port = 6820
@@ -162,13 +159,13 @@ class Ports(_Strict):
     slurm_exporter: Port = 9341
 
 
-class Slurm(_Strict):
+class Slurm(Strict):
     cluster_name: SlurmName
     max_job_count: int = Field(default=10000, ge=100, le=1_000_000)
     min_job_age_s: int = Field(default=300, ge=2, le=86400)
 
 
-class Blueprint(_Strict):
+class Blueprint(Strict):
     name: Annotated[str, Field(pattern=NAME)]
     description: str = ""
     slurm: Slurm
@@ -191,7 +188,7 @@ class Blueprint(_Strict):
         defaults = [p.name for p in partitions if p.default]
         if len(defaults) > 1:
             raise ValueError(f"only one partition may be default, found {defaults}")
-        yamlmodel.require_unique("partition", [p.name for p in partitions])
+        strict.require_unique("partition", [p.name for p in partitions])
         return partitions
 
     @model_validator(mode="after")
@@ -205,16 +202,16 @@ class Blueprint(_Strict):
         for field_name, entries in listed.items():
             for index, entry in enumerate(entries):
                 self._check_nodes(f"{field_name}[{index}].nodes", entry.nodes, known_nodes)
-        yamlmodel.require_unique("reservation", [r.name for r in self.reservations])
-        yamlmodel.require_unique("license", [lic.slurm_name for lic in self.licenses])
+        strict.require_unique("reservation", [r.name for r in self.reservations])
+        strict.require_unique("license", [lic.slurm_name for lic in self.licenses])
         accounts = [a.name for a in self.accounts]
-        yamlmodel.require_unique("account", accounts)
+        strict.require_unique("account", accounts)
         for user in self.users:
             if user.account not in accounts:
                 raise ValueError(f"user {user.name!r} has account {user.account!r}, not in {accounts}")
-        yamlmodel.require_unique("user", [u.name for u in self.all_users])
-        yamlmodel.require_unique("uid", [str(u.uid) for u in self.all_users])
-        yamlmodel.require_unique("qos", [q.name for q in self.qos])
+        strict.require_unique("user", [u.name for u in self.all_users])
+        strict.require_unique("uid", [str(u.uid) for u in self.all_users])
+        strict.require_unique("qos", [q.name for q in self.qos])
         if self.topology.layout == "racks":
             last_port = self.topology.first_slurmd_port + self.nodes.count - 1
             if last_port > 65535:
@@ -296,9 +293,9 @@ class Blueprint(_Strict):
 
 def load(path: Path) -> Blueprint:
     """Read and validate ``path``; every failure is a :class:`BlueprintError` naming the fix."""
-    data = yamlmodel.read_mapping(path, "blueprint", "name, slurm, nodes", BlueprintError)
+    data = strict.read_mapping(path, "blueprint", "name, slurm, nodes", BlueprintError)
     return parse(data, source=str(path))
 
 
 def parse(data: dict[str, Any], source: str = "<blueprint>") -> Blueprint:
-    return yamlmodel.validate(Blueprint, data, source, "blueprint", "blueprints/default.yaml", BlueprintError)
+    return strict.validate(Blueprint, data, source, "blueprint", "blueprints/default.yaml", BlueprintError)

@@ -1,5 +1,5 @@
-"""Load a YAML file into a pydantic model, turning every mistake into one message that names the
-file, each field and the fix. Shared by the Slurm and the Run:ai blueprints."""
+"""The one strict base model of every spec, and loading a YAML file into it, turning every mistake into
+one message that names the file, each field and the fix. Shared by the Slurm and the Run:ai blueprints."""
 
 from __future__ import annotations
 
@@ -8,9 +8,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 Model = TypeVar("Model", bound=BaseModel)
+
+
+class Strict(BaseModel):
+    """Unknown fields are errors (a typo is never ignored); models are frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def require_unique(what: str, names: list[str]) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from lab.spec.strict import Strict
 
 # The classes the DCGM shim can shape GPU activity for (lab/dcgm/workloads.py PROFILES); a unit test
 # keeps the two lists equal.
@@ -19,11 +21,7 @@ WORKLOAD_CLASSES: tuple[str, ...] = get_args(WorkloadClassName)
 Outcome = Literal["completed", "failed", "cancelled", "timeout"]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Arrivals(_Section):
+class Arrivals(Strict):
     """Poisson arrivals whose rate follows the hour of the day and the day of the week.
 
     The shape has mean 1 over a week, so ``gpu_jobs_per_gpu_per_day`` is the long-run average rate.
@@ -35,7 +33,7 @@ class Arrivals(_Section):
     weekend_factor: float = Field(gt=0, le=1, description="Saturday/Sunday rate ÷ weekday rate")
 
 
-class Sizes(_Section):
+class Sizes(Strict):
     """GPUs per job: a log-normal rounded to powers of two, fitted to the trace's median and mean."""
 
     median_gpus: int = Field(ge=1, le=1024)
@@ -58,7 +56,7 @@ class Sizes(_Section):
         return self
 
 
-class LogNormalFit(_Section):
+class LogNormalFit(Strict):
     """A log-normal fixed by a trace's median and mean (seconds)."""
 
     median_s: float = Field(gt=0)
@@ -74,7 +72,7 @@ class LogNormalFit(_Section):
         return self
 
 
-class Shares(_Section):
+class Shares(Strict):
     """Completed / cancelled / failed as fractions of jobs (or of GPU time); they sum to 1."""
 
     completed: float = Field(ge=0, le=1)
@@ -100,7 +98,7 @@ class Shares(_Section):
         }
 
 
-class Outcomes(_Section):
+class Outcomes(Strict):
     """How jobs end. ``by_gpu_time`` makes cancelled jobs long and failed ones short, as in the traces."""
 
     by_count: Shares
@@ -119,7 +117,7 @@ class Outcomes(_Section):
         return self
 
 
-class WorkloadClassSpec(_Section):
+class WorkloadClassSpec(Strict):
     """One kind of job: where it runs and who submits it."""
 
     name: WorkloadClassName
@@ -129,7 +127,7 @@ class WorkloadClassSpec(_Section):
     high_qos_share: float = Field(default=0, ge=0, le=1, description="fraction submitted with QOS high")
 
 
-class WorkloadSpec(_Section):
+class WorkloadSpec(Strict):
     seed: int = Field(default=0, ge=0, le=2**63 - 1)
     time_scale: float = Field(
         default=1, ge=1, le=100_000, description="real seconds per lab second (1 = real time)"

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from lab import blueprint
 from lab.paths import BLUEPRINTS_DIR
+from lab.spec import slurm_blueprint as blueprint
 
 RUNAI_BLUEPRINTS = {"runai.yaml"}  # the Run:ai construct's own schema (lab/runai/blueprint.py)
 
@@ -14,7 +14,7 @@ RUNAI_BLUEPRINTS = {"runai.yaml"}  # the Run:ai construct's own schema (lab/runa
 @pytest.mark.parametrize("path", sorted(BLUEPRINTS_DIR.glob("*.yaml")), ids=lambda p: p.name)
 def test_every_shipped_blueprint_is_valid(path: Path) -> None:
     if path.name in RUNAI_BLUEPRINTS:
-        from lab.runai.blueprint import load as load_runai
+        from lab.spec.runai_blueprint import load as load_runai
 
         assert load_runai(path) is not None
         return

@@ -1,6 +1,6 @@
 import pytest
 
-from lab import hostlist
+from lab.spec import hostlist
 
 
 @pytest.mark.parametrize(

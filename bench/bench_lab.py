@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 
 import docker
 
-from lab import cluster, images
+from lab.bringup import containers, images
 
 DEADLINE_S = 900
 
@@ -63,11 +63,11 @@ def bench_down(name: str) -> None:
 def bench_memory(name: str) -> None:
     client = docker.from_env()
     usage: dict[str, float] = {}
-    for container in cluster.lab_containers(client, name):
+    for container in containers.lab_containers(client, name):
         stats = container.stats(stream=False)
         memory = stats["memory_stats"]
         cache = memory.get("stats", {}).get("inactive_file", 0)
-        usage[container.labels[cluster.LABEL_HOST]] = (memory["usage"] - cache) / 2**20
+        usage[container.labels[containers.LABEL_HOST]] = (memory["usage"] - cache) / 2**20
     nodes = [v for k, v in usage.items() if k not in ("controller", "dbd", "restd", "prometheus")]
     emit(
         "idle-memory",
@@ -80,7 +80,7 @@ def bench_memory(name: str) -> None:
 
 def bench_burst(name: str, jobs: int, partition: str, user: str, seconds: int) -> None:
     client = docker.from_env()
-    controller = cluster.find_container(client, name, "controller")
+    controller = containers.find_container(client, name, "controller")
     assert controller is not None, f"lab {name} has no controller"
     submit = (
         f"for i in $(seq {jobs}); do sbatch --quiet --partition={partition} --gres=gpu:1 --time=30 "

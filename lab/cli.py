@@ -12,17 +12,19 @@ from typing import Annotated, NoReturn
 import docker
 import typer
 
-from lab import engine, exporter, images, keys, lifecycle, lock, versions
+from lab import versions
+from lab.bringup import engine, images, keys, lifecycle, lock
+from lab.bringup.provision import write_inventory
 from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
 from lab.progress import Progress
 from lab.promql import PrometheusError
-from lab.provision import write_inventory
+from lab.slurm_exporter.binary import ExporterError
 from lab.spec import slurm_blueprint as blueprint_module
 
 app = typer.Typer(
     help=(
         "aifactory-lab: a real Slurm 24.11 cluster in containers, for seeing the real series, labels, "
-        "logs and churn of GPU-cluster scheduler paths before touching a production cluster.\n\n"
+        "logs and churn of GPU-cluster scheduler paths before touching a production containers.\n\n"
         "Start with `lab up`, look with `lab status`, run commands with `lab sh controller -- sinfo`, "
         "stop with `lab down`."
     ),
@@ -49,7 +51,7 @@ KNOWN_ERRORS = (
     keys.KeysError,
     lifecycle.LabError,
     lock.LabBusyError,
-    exporter.ExporterError,
+    ExporterError,
 )
 
 
@@ -111,9 +113,9 @@ def up(
     Debian it installs and starts a missing container engine (docker.io) and debootstrap.
     """
     progress = Progress(quiet=quiet)
-    from lab import runai_lab
-    from lab.provision import ProvisionError
-    from lab.slurmrestd import RestError
+    from lab.bringup.provision import ProvisionError
+    from lab.bringup.slurmrestd import RestError
+    from lab.kinds import runai_lab
 
     build = images.BuildOptions(
         base_image=base_image, ca_bundle=None if ca_bundle == "none" else Path(ca_bundle), rebuild=rebuild
@@ -207,7 +209,7 @@ def sh(
 
     Without a command, opens an interactive shell. A node name of a rack lab runs in its rack.
     """
-    from lab import cluster
+    from lab.bringup import containers
 
     try:
         client = engine.require_engine()
@@ -220,18 +222,18 @@ def sh(
     if docker_cli is None:
         _fail(engine.PrerequisiteError("the docker CLI is missing. Fix: apt-get install docker.io"))
     interactive = ["-it"] if sys.stdin.isatty() and sys.stdout.isatty() else ["-i"]
-    os.execv(docker_cli, ["docker", "exec", *interactive, cluster.container_name(name, host), *command])
+    os.execv(docker_cli, ["docker", "exec", *interactive, containers.container_name(name, host), *command])
 
 
 def _host_for(client: docker.DockerClient, lab: str, service: str) -> str:
-    from lab import cluster
+    from lab.bringup import containers
 
-    if cluster.find_container(client, lab, service) is not None:
+    if containers.find_container(client, lab, service) is not None:
         return service
-    for container in cluster.lab_containers(client, lab):
+    for container in containers.lab_containers(client, lab):
         listing = container.exec_run(["test", "-d", f"/var/spool/slurm/slurmd-{service}"])
-        if container.labels.get(cluster.LABEL_ROLE) == "rack" and listing.exit_code == 0:
-            return str(container.labels[cluster.LABEL_HOST])
+        if container.labels.get(containers.LABEL_ROLE) == "rack" and listing.exit_code == 0:
+            return str(container.labels[containers.LABEL_HOST])
     _fail(lifecycle.LabError(f"lab '{lab}' has no service or node '{service}'. See `lab status`."))
 
 
@@ -245,13 +247,13 @@ def token(
 
     Use: curl -H "X-SLURM-USER-NAME: alice" -H "X-SLURM-USER-TOKEN: $(lab token --user alice)" URL
     """
-    from lab import cluster
-    from lab.slurmrestd import RestError, issue_token
+    from lab.bringup import containers
+    from lab.bringup.slurmrestd import RestError, issue_token
 
     try:
         client = engine.require_engine()
         name = lifecycle.resolve_lab(client, lab)
-        controller = cluster.find_container(client, name, "controller")
+        controller = containers.find_container(client, name, "controller")
         if controller is None:
             raise lifecycle.LabError(f"lab '{name}' has no controller. Fix: `lab up`.")
         typer.echo(issue_token(controller, user, lifespan).token)
@@ -318,7 +320,7 @@ def fault_xid(
     a CUDA error line carrying its job id. Clear with code 0, then `lab sh controller -- scontrol
     update NodeName=NODE State=RESUME`.
     """
-    from lab.fault import FaultError, inject_xid
+    from lab.bringup.faults import FaultError, inject_xid
 
     try:
         client = engine.require_engine()
@@ -405,7 +407,7 @@ def dump(
 @app.command()
 def validate(blueprint: Annotated[Path, typer.Argument(help="Blueprint YAML to check.")]) -> None:
     """Check a blueprint without touching any container; prints a summary or every problem."""
-    from lab import runai_lab
+    from lab.kinds import runai_lab
 
     if runai_lab.is_runai_blueprint(blueprint):
         from lab.spec.runai_blueprint import RunaiBlueprintError

@@ -18,7 +18,8 @@ from typing import Any
 
 import docker
 
-from lab import cluster, promql, versions
+from lab import promql, versions
+from lab.bringup import containers
 from lab.capture import exposition, inventory, signals
 from lab.capture.diff import Problem, diff
 from lab.dcgm import UPSTREAM_TAG
@@ -66,7 +67,7 @@ def capture(
     progress: Progress,
 ) -> dict[str, dict[str, Any]]:
     """Scrape every active target ``duration_s / interval_s`` times, write the files, return inventories."""
-    scraper = cluster.find_container(client, lab, "prometheus")
+    scraper = containers.find_container(client, lab, "prometheus")
     if scraper is None:
         raise CaptureError(f"lab '{lab}' has no Prometheus container. Fix: `lab up`.")
     targets = _scraped_targets(prometheus_url, progress)
@@ -145,7 +146,7 @@ def _provenance(
     digest = hashlib.sha256(blueprint.read_bytes()).hexdigest()[:16] if blueprint.exists() else "unknown"
     packages = []
     for host, names in PACKAGES.items():
-        container = cluster.find_container(client, lab, host)
+        container = containers.find_container(client, lab, host)
         if container is not None:
             query = container.exec_run(["dpkg-query", "-W", "-f=${Package}=${Version} ", *names])
             packages.append(query.output.decode(errors="replace").strip())

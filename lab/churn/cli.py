@@ -15,7 +15,7 @@ import docker
 import typer
 from docker.models.containers import Container
 
-from lab import cluster, engine, lifecycle
+from lab.bringup import containers, engine, lifecycle
 from lab.churn import report as report_module
 from lab.churn.bound import EPILOG_GRACE_S, Tolerance
 from lab.churn.jobs import SacctError, parse_sacct
@@ -176,7 +176,7 @@ def _lab(
     model = lifecycle.running_blueprint(name)
     controller = None
     if sacct is None:
-        controller = cluster.find_container(client, name, "controller")
+        controller = containers.find_container(client, name, "controller")
         if controller is None or controller.status != "running":
             raise lifecycle.LabError(f"lab '{name}' has no running controller for sacct. Fix: `lab up`.")
     url = prometheus.rstrip("/") if prometheus else f"http://127.0.0.1:{model.ports.prometheus}"

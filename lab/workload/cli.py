@@ -13,10 +13,10 @@ from typing import Annotated, Any, NoReturn
 import docker
 import typer
 
-from lab import engine, lifecycle
+from lab.bringup import engine, lifecycle
+from lab.bringup.slurmrestd import RestError
 from lab.paths import DEFAULT_BLUEPRINT
 from lab.progress import Progress
-from lab.slurmrestd import RestError
 from lab.spec import slurm_blueprint as blueprint_module
 from lab.workload import live
 from lab.workload.plan import Model, Plan, PlannedJob, check_against, lab_limit_minutes, plan

@@ -1,6 +1,6 @@
 """The workload against a running lab: its slurmrestd URL, per-user tokens, where the job classes go,
 and where an endless (live) plan starts in the week. ``lab up`` runs the live mode as a process,
-``lab workload run --live`` (see lab/live_workload.py)."""
+``lab workload run --live`` (see lab/workload/background.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import docker
 
-from lab import cluster, lifecycle
-from lab.slurmrestd import Credentials, issue_token
+from lab.bringup import containers, lifecycle
+from lab.bringup.slurmrestd import Credentials, issue_token
 from lab.workload.plan import DAY_S
 from lab.workload.submit import RestClient
 
@@ -23,14 +23,14 @@ def week_offset_now(epoch_s: float) -> float:
 
 def job_classes_path(lab: str) -> Path:
     """Where the runner keeps ``{"<job id>": "<class>"}`` for the DCGM shim: the lab's shared
-    directory, which every node container sees read-only at ``cluster.SHARED_MOUNT`` and whose
+    directory, which every node container sees read-only at ``containers.SHARED_MOUNT`` and whose
     ``jobs/classes.json`` the dcgm_shim role passes as ``--job-classes``."""
-    return cluster.shared_dir(lab) / "jobs" / "classes.json"
+    return containers.shared_dir(lab) / "jobs" / "classes.json"
 
 
 def connect(client: docker.DockerClient, lab: str) -> RestClient:
     """A :class:`RestClient` for the lab's slurmrestd, with tokens signed by its slurmctld."""
-    controller = cluster.find_container(client, lab, "controller")
+    controller = containers.find_container(client, lab, "controller")
     if controller is None:
         raise lifecycle.LabError(f"lab '{lab}' has no controller container. Fix: `lab up`.")
     url = lifecycle.endpoints(client, lab).get("slurmrestd")

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lab import slurmrestd
-from lab.slurmrestd import Credentials, RestError
+from lab.bringup import slurmrestd
+from lab.bringup.slurmrestd import Credentials, RestError
 from lab.spec.slurm_blueprint import Blueprint
 from lab.workload import jobscript
 from lab.workload.plan import PlannedJob, lab_limit_minutes
@@ -41,7 +41,7 @@ from lab.workload.summary import base_state, number
 
 API = slurmrestd.API_VERSION  # v0.0.42
 
-Transport = Callable[..., tuple[int, dict[str, Any]]]  # the signature of lab.slurmrestd.request
+Transport = Callable[..., tuple[int, dict[str, Any]]]  # the signature of lab.bringup.slurmrestd.request
 
 # SLURM_COMMUNICATIONS_{CONNECTION,SEND,RECEIVE,SHUTDOWN}_ERROR, SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT
 # (slurm/slurm_errno.h): slurmctld was unreachable, the request may succeed when retried.

@@ -12,7 +12,7 @@ import docker
 import pytest
 import testinfra
 
-from lab import cluster
+from lab.bringup import containers
 from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
 from lab.spec.slurm_blueprint import Blueprint, load
 
@@ -59,7 +59,7 @@ def engine() -> Iterator[docker.DockerClient]:
 @pytest.fixture(scope="session")
 def default_lab(engine: docker.DockerClient) -> Blueprint:
     blueprint = load(DEFAULT_BLUEPRINT)
-    if not cluster.lab_containers(engine, blueprint.name):
+    if not containers.lab_containers(engine, blueprint.name):
         run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT))
     _require_exporter(engine, blueprint)
     return blueprint
@@ -67,7 +67,7 @@ def default_lab(engine: docker.DockerClient) -> Blueprint:
 
 def _require_exporter(engine: docker.DockerClient, blueprint: Blueprint) -> None:
     """No lab test passes on a lab without the pinned Slurm exporter: it is part of what they check."""
-    controller = cluster.find_container(engine, blueprint.name, "controller")
+    controller = containers.find_container(engine, blueprint.name, "controller")
     running = controller is not None and controller.exec_run(["pgrep", "-x", "slurm_exporter"]).exit_code == 0
     if not running:
         status = lab_state_dir(blueprint.name) / "exporter-status"
@@ -82,7 +82,7 @@ def host(default_lab: Blueprint) -> Callable[[str], testinfra.host.Host]:
     """``host("controller")`` → a testinfra host for that container of the default lab."""
 
     def get(hostname: str) -> testinfra.host.Host:
-        return testinfra.get_host(f"docker://{cluster.container_name(default_lab.name, hostname)}")
+        return testinfra.get_host(f"docker://{containers.container_name(default_lab.name, hostname)}")
 
     return get
 

@@ -11,8 +11,8 @@ import docker
 import pytest
 from testinfra.host import Host
 
-from lab import cluster, slurmrestd
-from lab.images import role_image
+from lab.bringup import containers, slurmrestd
+from lab.bringup.images import role_image
 from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, wait_for
@@ -122,16 +122,16 @@ def test_users_have_the_same_uid_everywhere(host: Callable[[str], Host], default
 
 
 def _restd_url(engine: docker.DockerClient, lab: Blueprint) -> str:
-    restd = cluster.find_container(engine, lab.name, "restd")
+    restd = containers.find_container(engine, lab.name, "restd")
     assert restd is not None
-    binding = restd.attrs["NetworkSettings"]["Ports"][f"{cluster.RESTD_PORT}/tcp"][0]
+    binding = restd.attrs["NetworkSettings"]["Ports"][f"{containers.RESTD_PORT}/tcp"][0]
     return f"http://{binding['HostIp']}:{binding['HostPort']}"
 
 
 def test_slurmrestd_answers_an_authenticated_ping(
     engine: docker.DockerClient, default_lab: Blueprint
 ) -> None:
-    controller = cluster.find_container(engine, default_lab.name, "controller")
+    controller = containers.find_container(engine, default_lab.name, "controller")
     credentials = slurmrestd.issue_token(controller, "alice", 300)
     status, body = slurmrestd.ping(_restd_url(engine, default_lab), credentials)
     assert status == 200, body
@@ -164,7 +164,7 @@ def test_slurmrestd_refuses_a_forged_token(
 
 
 def test_published_ports_bind_loopback_only(engine: docker.DockerClient, default_lab: Blueprint) -> None:
-    for container in cluster.lab_containers(engine, default_lab.name):
+    for container in containers.lab_containers(engine, default_lab.name):
         for bindings in (container.attrs["NetworkSettings"]["Ports"] or {}).values():
             for binding in bindings or []:
                 assert binding["HostIp"] == "127.0.0.1", (container.name, binding)

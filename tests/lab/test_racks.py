@@ -8,18 +8,18 @@ import docker
 import pytest
 import testinfra
 
-from lab import cluster
+from lab.bringup import containers
 from lab.spec.slurm_blueprint import Blueprint
 
 pytestmark = pytest.mark.lab
 
 
 def _rack(lab: Blueprint, rack: str) -> testinfra.host.Host:
-    return testinfra.get_host(f"docker://{cluster.container_name(lab.name, rack)}")
+    return testinfra.get_host(f"docker://{containers.container_name(lab.name, rack)}")
 
 
 def test_rack_lab_has_one_container_per_rack(engine: docker.DockerClient, racks_lab: Blueprint) -> None:
-    hosts = {c.labels[cluster.LABEL_HOST] for c in cluster.lab_containers(engine, racks_lab.name)}
+    hosts = {c.labels[containers.LABEL_HOST] for c in containers.lab_containers(engine, racks_lab.name)}
     assert hosts == {"controller", "dbd", "restd", "prometheus", "rack01", "rack02"}
 
 

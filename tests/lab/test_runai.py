@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from lab import promql, runai_lab
+from lab import promql
+from lab.kinds import runai_lab
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.runai.joins import walk
 from lab.spec.runai_blueprint import RunaiBlueprint, load

@@ -8,7 +8,7 @@ import pytest
 from lab.paths import BLUEPRINTS_DIR
 from lab.spec import slurm_blueprint as blueprint
 
-RUNAI_BLUEPRINTS = {"runai.yaml"}  # the Run:ai construct's own schema (lab/runai/blueprint.py)
+RUNAI_BLUEPRINTS = {"runai.yaml"}  # the Run:ai construct's own schema (lab/spec/runai_blueprint.py)
 
 
 @pytest.mark.parametrize("path", sorted(BLUEPRINTS_DIR.glob("*.yaml")), ids=lambda p: p.name)

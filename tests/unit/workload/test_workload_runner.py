@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from lab.bringup.slurmrestd import Credentials
 from lab.dcgm.workloads import load_job_classes
-from lab.slurmrestd import Credentials
 from lab.workload.plan import Model, Plan, PlannedJob, plan
 from lab.workload.runner import RunOptions, run
 from lab.workload.submit import NodeShape, RestClient, SubmitError

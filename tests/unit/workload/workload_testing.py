@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
+from lab.bringup.slurmrestd import Credentials, RestError
 from lab.paths import BLUEPRINTS_DIR
-from lab.slurmrestd import Credentials, RestError
 from lab.spec.slurm_blueprint import Blueprint, parse
 from lab.workload.plan import PlannedJob
 
@@ -85,7 +85,7 @@ class FakeJob:
 
 
 class FakeSlurmrestd:
-    """Call it like ``lab.slurmrestd.request``. ``failures`` are served first, one per request: an
+    """Call it like ``lab.bringup.slurmrestd.request``. ``failures`` are served first, one per request: an
     exception is raised, a ``(status, body)`` is answered."""
 
     def __init__(self, clock: FakeClock, plan: Iterable[PlannedJob] = (), time_scale: float = 1.0) -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from lab import exporter, versions
+from lab import versions
 from lab.progress import Progress
+from lab.slurm_exporter import binary as exporter
 
 
 def _archive(path: Path, prefix: str = versions.SLURM_EXPORTER_ARCHIVE_PREFIX) -> str:

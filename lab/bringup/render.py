@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from lab.cluster import container_name
+from lab.bringup.containers import container_name
 from lab.spec import hostlist
 from lab.spec.slurm_blueprint import Blueprint
 

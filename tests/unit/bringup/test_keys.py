@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import keys
+from lab.bringup import keys
 
 
 def _mode(path: Path) -> int:
@@ -46,5 +46,5 @@ def test_remove_deletes_only_the_keys(tmp_path: Path) -> None:
 
 
 def test_keys_are_never_tracked_by_git() -> None:
-    ignored = Path(__file__).resolve().parents[2].joinpath(".gitignore").read_text()
+    ignored = Path(__file__).resolve().parents[3].joinpath(".gitignore").read_text()
     assert "/.lab/" in ignored.splitlines()

@@ -9,12 +9,15 @@ from typing import Any
 
 import docker
 
-from lab import cluster, engine, exporter, images, keys, live_workload, lock, versions
+from lab import versions
+from lab.bringup import containers, engine, images, keys, lock
+from lab.bringup.provision import provision
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
-from lab.provision import provision
+from lab.slurm_exporter import binary as exporter
 from lab.spec import slurm_blueprint as blueprint_module
 from lab.spec.slurm_blueprint import Blueprint
+from lab.workload import background as live_workload
 
 DAEMONS_BY_ROLE = {
     "controller": ["munged", "slurmctld", "slurm_exporter"],
@@ -54,14 +57,14 @@ def _up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progre
     )
     images.build_all(client, options.build, progress)
     with progress.step(f"containers of lab '{blueprint.name}'"):
-        cluster.up(client, blueprint.name, cluster.plan(blueprint), progress)
+        containers.up(client, blueprint.name, containers.plan(blueprint), progress)
     try:
         with progress.step("provisioning with Ansible"):
             provision(blueprint, lab_keys, progress, built.binary if built else None)
     except Exception:
         if not options.keep_on_failure:
             progress.say("bring-up failed: removing the lab's containers (--keep-on-failure keeps them)")
-            cluster.down(client, blueprint.name, purge=False, progress=progress)
+            containers.down(client, blueprint.name, purge=False, progress=progress)
         raise
     shutil.copyfile(source, state / "blueprint.yaml")
     if options.workload and blueprint.workload is not None:
@@ -92,7 +95,7 @@ def down(lab: str, purge: bool, progress: Progress) -> None:
     with lock.held(lab_state_dir(lab), "down"):
         if live_workload.stop(lab):
             progress.say("live workload stopped")
-        cluster.down(client, lab, purge, progress)
+        containers.down(client, lab, purge, progress)
     if purge:
         state = lab_state_dir(lab)
         removed = keys.remove(state / "keys")
@@ -102,7 +105,7 @@ def down(lab: str, purge: bool, progress: Progress) -> None:
 
 def resolve_lab(client: docker.DockerClient, name: str | None) -> str:
     """The lab a command means: the one named, else the only one there is."""
-    labs = cluster.known_labs(client)
+    labs = containers.known_labs(client)
     if name is not None:
         return name
     if len(labs) == 1:
@@ -114,32 +117,32 @@ def resolve_lab(client: docker.DockerClient, name: str | None) -> str:
 
 def endpoints(client: docker.DockerClient, lab: str) -> dict[str, str]:
     urls = {}
-    for container in cluster.lab_containers(client, lab):
+    for container in containers.lab_containers(client, lab):
         ports = container.attrs.get("NetworkSettings", {}).get("Ports") or {}
         for inner, bindings in sorted(ports.items()):
             for binding in bindings or []:
-                service = _SERVICE_BY_PORT.get(inner, f"{container.labels[cluster.LABEL_HOST]}:{inner}")
+                service = _SERVICE_BY_PORT.get(inner, f"{container.labels[containers.LABEL_HOST]}:{inner}")
                 urls[service] = f"http://{binding['HostIp']}:{binding['HostPort']}"
     return urls
 
 
 _SERVICE_BY_PORT = {
-    f"{cluster.RESTD_PORT}/tcp": "slurmrestd",
-    f"{cluster.PROMETHEUS_PORT}/tcp": "prometheus",
-    f"{cluster.SLURM_EXPORTER_PORT}/tcp": "slurm_exporter",
+    f"{containers.RESTD_PORT}/tcp": "slurmrestd",
+    f"{containers.PROMETHEUS_PORT}/tcp": "prometheus",
+    f"{containers.SLURM_EXPORTER_PORT}/tcp": "slurm_exporter",
     "9590/tcp": "runai",
 }
 
 
 def status(client: docker.DockerClient, lab: str) -> dict[str, Any]:
-    containers = cluster.lab_containers(client, lab)
-    if not containers:
+    found = containers.lab_containers(client, lab)
+    if not found:
         raise LabError(f"lab '{lab}' has no containers. Fix: `lab up`.")
     rows = []
     controller = None
-    for container in containers:
-        role = container.labels.get(cluster.LABEL_ROLE, "")
-        host = container.labels.get(cluster.LABEL_HOST, "")
+    for container in found:
+        role = container.labels.get(containers.LABEL_ROLE, "")
+        host = container.labels.get(containers.LABEL_HOST, "")
         daemons: dict[str, str] = {}
         if container.status == "running":
             daemons = _daemon_states(container, role)

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 import yaml
 
-from lab.inventory import inventory
-from lab.keys import LabKeys
+from lab.bringup.keys import LabKeys
+from lab.bringup.provision import key_vars
+from lab.bringup.render import inventory
 from lab.paths import ANSIBLE_DIR, BLUEPRINTS_DIR
-from lab.provision import key_vars
 from lab.spec import slurm_blueprint as blueprint
 
-GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "rendered"
+GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "rendered"
 TEMPLATES = {
     "slurm.conf": "slurm_common",
     "gres.conf": "slurm_common",

@@ -13,12 +13,12 @@ from typing import Any
 
 import yaml
 
-from lab import cluster, engine, images, lock
-from lab.cluster import ContainerSpec, container_name
-from lab.inventory import DCGM_PORT
+from lab.bringup import containers, engine, images, lock
+from lab.bringup.containers import ContainerSpec, container_name
+from lab.bringup.provision import run_playbook
+from lab.bringup.render import DCGM_PORT
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
-from lab.provision import run_playbook
 from lab.spec.runai_blueprint import RunaiBlueprint
 from lab.spec.runai_blueprint import load as load_runai
 
@@ -51,7 +51,7 @@ def node_names(model: RunaiBlueprint) -> list[str]:
 def specs(model: RunaiBlueprint) -> list[ContainerSpec]:
     lab = model.name
     return [
-        cluster.prometheus_spec(lab, HOST_PORTS["prometheus"]),
+        containers.prometheus_spec(lab, HOST_PORTS["prometheus"]),
         ContainerSpec(
             lab,
             "runai",
@@ -119,7 +119,7 @@ def up(source: Path, options: RunaiOptions, build: images.BuildOptions, progress
         images.build_all(client, build, progress)
         (state / "runai").mkdir(parents=True, exist_ok=True)
         with progress.step(f"containers of lab '{model.name}'"):
-            cluster.up(client, model.name, specs(model), progress)
+            containers.up(client, model.name, specs(model), progress)
         private = state / "ansible"
         hosts = private / "inventory" / "hosts.yml"
         hosts.parent.mkdir(parents=True, exist_ok=True)

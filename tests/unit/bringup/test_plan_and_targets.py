@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from lab import cluster, fault, inventory, runai_lab
+from lab.bringup import containers, faults, render
+from lab.kinds import runai_lab
 from lab.paths import BLUEPRINTS_DIR
 from lab.spec import slurm_blueprint as blueprint
 from lab.spec.runai_blueprint import load as load_runai
@@ -21,7 +22,7 @@ def _racks(default_data: dict[str, Any], count: int = 16, per_rack: int = 8) -> 
 
 
 def test_default_lab_has_services_and_one_container_per_node(default_data: dict[str, Any]) -> None:
-    specs = cluster.plan(blueprint.parse(default_data))
+    specs = containers.plan(blueprint.parse(default_data))
     assert [s.hostname for s in specs] == [
         "controller",
         "dbd",
@@ -35,11 +36,11 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
     published = {s.hostname: s.ports for s in specs if s.ports}
     assert published == {"controller": {9341: 9341}, "restd": {6820: 6820}, "prometheus": {9090: 9090}}
     nodes = [s for s in specs if s.role == "node"]
-    assert all(s.binds == {str(cluster.shared_dir("default")): cluster.SHARED_MOUNT} for s in nodes)
+    assert all(s.binds == {str(containers.shared_dir("default")): containers.SHARED_MOUNT} for s in nodes)
 
 
 def test_rack_lab_has_one_container_per_rack(default_data: dict[str, Any]) -> None:
-    specs = cluster.plan(_racks(default_data))
+    specs = containers.plan(_racks(default_data))
     racks = [s for s in specs if s.role == "rack"]
     assert [(s.hostname, s.nodes[0], s.nodes[-1]) for s in racks] == [
         ("rack01", "dgx-001", "dgx-008"),
@@ -49,14 +50,14 @@ def test_rack_lab_has_one_container_per_rack(default_data: dict[str, Any]) -> No
 
 
 def test_a_spec_change_changes_the_digest(default_data: dict[str, Any]) -> None:
-    spec = cluster.plan(blueprint.parse(default_data))[2]
-    changed = cluster.ContainerSpec(spec.lab, spec.hostname, spec.role, ports={6820: 7000})
+    spec = containers.plan(blueprint.parse(default_data))[2]
+    changed = containers.ContainerSpec(spec.lab, spec.hostname, spec.role, ports={6820: 7000})
     assert spec.digest("image-a") != changed.digest("image-a")
     assert spec.digest("image-a") != spec.digest("image-b")
 
 
 def test_dcgm_targets_keep_the_real_instance_label(default_data: dict[str, Any]) -> None:
-    per_node = inventory.dcgm_targets(blueprint.parse(default_data))
+    per_node = render.dcgm_targets(blueprint.parse(default_data))
     assert per_node[0] == {
         "node": "dgx-001",
         "host": "dgx-001",
@@ -64,7 +65,7 @@ def test_dcgm_targets_keep_the_real_instance_label(default_data: dict[str, Any])
         "address": "dgx-001:9400",
         "instance": "dgx-001:9400",
     }
-    racks = inventory.dcgm_targets(_racks(default_data))
+    racks = render.dcgm_targets(_racks(default_data))
     assert racks[8] == {
         "node": "dgx-009",
         "host": "rack02",
@@ -76,18 +77,14 @@ def test_dcgm_targets_keep_the_real_instance_label(default_data: dict[str, Any])
 
 
 def test_rack_nodes_get_their_own_mapping_directory(default_data: dict[str, Any]) -> None:
-    assert (
-        inventory.cluster_vars(blueprint.parse(default_data))["job_mapping_dir"] == inventory.JOB_MAPPING_DIR
-    )
-    assert (
-        inventory.cluster_vars(_racks(default_data))["job_mapping_dir"] == f"{inventory.JOB_MAPPING_DIR}/%n"
-    )
+    assert render.cluster_vars(blueprint.parse(default_data))["job_mapping_dir"] == render.JOB_MAPPING_DIR
+    assert render.cluster_vars(_racks(default_data))["job_mapping_dir"] == f"{render.JOB_MAPPING_DIR}/%n"
 
 
 def test_slurm_scrape_job_only_when_the_exporter_exists(default_data: dict[str, Any]) -> None:
     model = blueprint.parse(default_data)
-    assert [j["name"] for j in inventory.scrape_jobs(model, slurm_exporter=True)] == ["slurm", "dcgm"]
-    assert [j["name"] for j in inventory.scrape_jobs(model, slurm_exporter=False)] == ["dcgm"]
+    assert [j["name"] for j in render.scrape_jobs(model, slurm_exporter=True)] == ["slurm", "dcgm"]
+    assert [j["name"] for j in render.scrape_jobs(model, slurm_exporter=False)] == ["dcgm"]
 
 
 def test_runai_lab_scrapes_cluster_kai_pools_and_every_node() -> None:
@@ -110,7 +107,7 @@ def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_xid_fault_is_written_atomically_where_the_shim_reads_it(
     default_data: dict[str, Any], isolated_state: Path
 ) -> None:
-    path = fault.inject_xid(blueprint.parse(default_data), "dgx-003", 5, 79)
+    path = faults.inject_xid(blueprint.parse(default_data), "dgx-003", 5, 79)
     assert path == isolated_state / "default" / "shared" / "xid" / "dgx-003" / "5"
     assert path.read_text() == "79\n"
     assert [p.name for p in path.parent.iterdir()] == ["5"], "no temporary file left behind"
@@ -123,6 +120,6 @@ def test_xid_fault_is_written_atomically_where_the_shim_reads_it(
 def test_bad_faults_name_what_is_allowed(
     default_data: dict[str, Any], isolated_state: Path, node: str, gpu: int, code: int, message: str
 ) -> None:
-    with pytest.raises(fault.FaultError, match=message):
-        fault.inject_xid(blueprint.parse(default_data), node, gpu, code)
+    with pytest.raises(faults.FaultError, match=message):
+        faults.inject_xid(blueprint.parse(default_data), node, gpu, code)
     assert not (isolated_state / "default" / "shared" / "xid").exists()

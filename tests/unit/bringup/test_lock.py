@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import lock
+from lab.bringup import lock
 
 
 def test_a_second_command_on_the_same_lab_is_refused_with_the_holder_named(tmp_path: Path) -> None:

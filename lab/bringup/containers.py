@@ -16,7 +16,7 @@ import docker
 from docker.errors import NotFound
 from docker.models.containers import Container
 
-from lab.images import role_image
+from lab.bringup.images import role_image
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.spec.slurm_blueprint import Blueprint

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import live_workload
+from lab.workload import background
 
 
 @pytest.fixture(autouse=True)
@@ -15,8 +15,8 @@ def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_a_stale_pid_file_means_not_running(state: Path) -> None:
     (state / "lab1" / "workload.pid").write_text("999999999\n")
-    assert live_workload.running_pid("lab1") is None
-    assert live_workload.stop("lab1") is False
+    assert background.running_pid("lab1") is None
+    assert background.stop("lab1") is False
 
 
 def test_stop_terminates_the_recorded_process(state: Path) -> None:
@@ -27,7 +27,7 @@ def test_stop_terminates_the_recorded_process(state: Path) -> None:
         ).stdout
     )
     (state / "lab1" / "workload.pid").write_text(f"{pid}\n")
-    assert live_workload.running_pid("lab1") == pid
-    assert live_workload.stop("lab1") is True
-    assert live_workload.running_pid("lab1") is None
+    assert background.running_pid("lab1") == pid
+    assert background.stop("lab1") is True
+    assert background.running_pid("lab1") is None
     assert not (state / "lab1" / "workload.pid").exists()

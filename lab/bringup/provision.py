@@ -1,6 +1,6 @@
 """Provisioning: write the lab's inventory and run ansible/site.yml through ansible-runner.
 
-The inventory comes from :mod:`lab.inventory`; this module adds where the lab's keys live and turns
+The inventory comes from :mod:`lab.bringup.render`; this module adds where the lab's keys live and turns
 Ansible's events into progress lines and, on failure, an error that names the host and task.
 """
 
@@ -12,8 +12,8 @@ from typing import Any
 import ansible_runner
 import yaml
 
-from lab.inventory import Connection, inventory
-from lab.keys import LabKeys
+from lab.bringup.keys import LabKeys
+from lab.bringup.render import Connection, inventory
 from lab.paths import ANSIBLE_DIR, lab_state_dir
 from lab.progress import Progress
 from lab.spec.slurm_blueprint import Blueprint

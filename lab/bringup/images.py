@@ -18,7 +18,7 @@ import docker
 from docker.errors import APIError, ImageNotFound
 
 from lab import versions
-from lab.engine import PrerequisiteError, ensure_debootstrap
+from lab.bringup.engine import PrerequisiteError, ensure_debootstrap
 from lab.paths import CONTAINERS_DIR, PROJECT_ROOT
 from lab.progress import Progress
 

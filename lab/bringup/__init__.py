@@ -1,0 +1,1 @@
+"""Bring-up: images, engine, containers, render, provision, keys, lock, lifecycle, faults."""

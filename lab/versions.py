@@ -8,7 +8,8 @@ DEBIAN_MIRROR = "http://deb.debian.org/debian"
 # Debian 13 trixie's Slurm; every Slurm package in every image is installed at exactly this version.
 SLURM_DEB_VERSION = "24.11.5-4+deb13u1"
 PROMETHEUS_DEB_VERSION = "2.53.3+ds1-2"
-# SckyzO/slurm_exporter: `go install` of its module, else `go build` of the tag's archive (lab/slurm_exporter/binary.py).
+# SckyzO/slurm_exporter: `go install` of its module, else `go build` of the tag archive
+# (lab/slurm_exporter/binary.py).
 SLURM_EXPORTER_MODULE = "github.com/sckyzo/slurm_exporter/cmd/slurm_exporter"
 SLURM_EXPORTER_VERSION = "v1.8.4"
 SLURM_EXPORTER_COMMIT = "b535433eb2f290f3e7a6c4ce953892a172619861"  # the tag's commit (--version "revision")

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from lab.runai.headless import build
-from lab.runai.server import RunningConstruct
+from lab.runai.http_server import RunningConstruct
 from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, load
 
 STEPS = 720

@@ -20,7 +20,7 @@ import docker
 
 from lab import promql, versions
 from lab.bringup import containers
-from lab.capture import exposition, inventory, signals
+from lab.capture import exposition, families, signals
 from lab.capture.diff import Problem, diff
 from lab.dcgm import UPSTREAM_TAG
 from lab.paths import PROJECT_ROOT, lab_state_dir
@@ -128,12 +128,12 @@ def _write(
             by_job.setdefault(target.job, []).append(exposition.parse(text))
         (directory / target.file_name).write_text(body, encoding="utf-8")
     for job, parsed in by_job.items():
-        inventories[job] = inventory.build(parsed)
+        inventories[job] = families.build(parsed)
         (out / job / "inventory.json").write_text(
             json.dumps(inventories[job], indent=1) + "\n", encoding="utf-8"
         )
         (out / job / "inventory.md").write_text(
-            f"# Inventory: {COMPONENTS.get(job, job)}\n\n" + inventory.markdown(inventories[job]),
+            f"# Inventory: {COMPONENTS.get(job, job)}\n\n" + families.markdown(inventories[job]),
             encoding="utf-8",
         )
     return inventories

@@ -2,5 +2,5 @@
 
 Pure modules: :mod:`window` (grid, chunks, rates), :mod:`series` (turnover, active series),
 :mod:`jobs` (sacct parsing), :mod:`bound` (the bound with scrape lag), :mod:`cardinality`
-(series per job, multiplier). I/O: :mod:`source` (PromQL, sacct). Output: :mod:`report`, :mod:`plot`.
+(series per job, multiplier). I/O: :mod:`queries` (PromQL, sacct). Output: :mod:`report`, :mod:`plot`.
 """

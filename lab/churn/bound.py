@@ -2,7 +2,7 @@
 
 Prometheus sees a mapping file only when it scrapes, so the comparison allows for the scrape's lag.
 The values at an evaluation time ``t`` are those of each target's newest scrape at or before ``t``
-(:func:`lab.churn.source.queries` drops copies whose sample is older than one interval, which after a
+(:func:`lab.churn.queries.queries` drops copies whose sample is older than one interval, which after a
 Prometheus restart would linger for the lookback); that scrape read the files at
 ``s ∈ (t − interval, t]`` (plus the few milliseconds the read takes). A job's id is
 in the files from its prolog (at or after Start, PrologFlags=Alloc) until its epilog (after End).

@@ -19,7 +19,7 @@ from lab.bringup import containers, engine, lifecycle
 from lab.churn import report as report_module
 from lab.churn.bound import EPILOG_GRACE_S, Tolerance
 from lab.churn.jobs import SacctError, parse_sacct
-from lab.churn.source import ChurnError, collect, sacct_from_lab, scrape_intervals
+from lab.churn.queries import ChurnError, collect, sacct_from_lab, scrape_intervals
 from lab.churn.window import Window, bounds, iso, step_seconds
 from lab.paths import lab_state_dir
 from lab.progress import Progress

@@ -11,9 +11,9 @@ from lab.churn import plot
 from lab.churn.bound import BoundPoint, Tolerance, check
 from lab.churn.cardinality import job_series, multiplier, unseen_jobs
 from lab.churn.jobs import SlurmJob, running_timeline
-from lab.churn.model import Context, Measurements, Report
+from lab.churn.measurements import Context, Measurements, Report
+from lab.churn.queries import queries
 from lab.churn.series import ChurnRow, construct_rows, family_rows
-from lab.churn.source import queries
 from lab.churn.tables import hours, markdown, num
 from lab.churn.window import iso
 from lab.paths import atomic_write

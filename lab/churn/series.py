@@ -3,7 +3,7 @@
 A series is *created* at an evaluation when it is present there and was absent at the one before;
 it *ended* when it was present before and is absent now. :func:`turnover` is that definition over
 snapshots of series identities. `lab churn` has Prometheus compute the same on the server (the
-``unless … offset`` queries in :mod:`lab.churn.source`, so no identity set crosses the wire) and
+``unless … offset`` queries in :mod:`lab.churn.queries`, so no identity set crosses the wire) and
 feeds the counts to a :class:`Tally`; the lab test checks that both agree on real data.
 
 *Construct* is the scrape job (``dcgm``, ``slurm``, ``runai``, ``prometheus`` …); *family* the

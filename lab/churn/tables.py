@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 
 from lab.churn.bound import BoundPoint, BoundResult
-from lab.churn.model import Context, Measurements, Report
+from lab.churn.measurements import Context, Measurements, Report
 from lab.churn.series import ChurnRow
 from lab.churn.window import iso
 

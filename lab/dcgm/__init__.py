@@ -3,7 +3,7 @@
 stdlib only (it is copied into Debian trixie node containers and run as ``python3 -m lab.dcgm``),
 so nothing here may import the rest of ``lab``. Data flow per scrape, one module per step:
 
-    counters (CSV) -> gpu_model (values) -> kubernetes / hpc transforms (pure) -> exposition (pure)
+    counters (CSV) -> gpu_model (values) -> kubernetes / hpc transforms (pure) -> rendermetrics (pure)
     -> server (HTTP)
 
 Provenance of every name, label and behaviour: ``signals/dcgm.md``.

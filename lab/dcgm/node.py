@@ -18,11 +18,11 @@ from pathlib import Path
 from lab.dcgm import h100
 from lab.dcgm.counters import Counter, metric_families
 from lab.dcgm.device import node_gpus
-from lab.dcgm.exposition import RenderError, render
 from lab.dcgm.gpu_model import GpuModel
 from lab.dcgm.hpc import HpcJobMapper, JobMappingError, apply_hpc_jobs
 from lab.dcgm.kubernetes import PodInfo, PodResourcesError, apply_pods, read_pod_resources
 from lab.dcgm.logfmt import node_logger
+from lab.dcgm.rendermetrics import RenderError, render
 from lab.dcgm.samples import Sample
 from lab.dcgm.workloads import JobClassesFile, WorkloadProfile, profile_for
 from lab.dcgm.xid import read_injected_xid, xid_attributes

@@ -2,12 +2,12 @@
 
 Neither Run:ai (proprietary, needs Kubernetes) nor its open-sourced scheduler KAI can run in the lab,
 so this package emulates them at pinned versions and emits only names those sources confirm
-(``signals/runai.md``, and the table in :mod:`lab.runai.sources`). Data flow, one module per step::
+(``signals/runai.md``, and the table in :mod:`lab.runai.sourced_families`). Data flow, one module per step::
 
     blueprint (YAML) -> arrivals (seeded workload mix) -> scheduler (KAI semantics, pure)
     -> simulation (lifecycle, allocation of specific GPUs, events, logs)
     -> series_* (Prometheus families) / telemetry (control-plane API) / dcgm_bridge (lab.dcgm shim)
-    -> server (HTTP) and cli (``lab runai serve``)
+    -> http_server (HTTP) and cli (``lab runai serve``)
 
 Everything is stepped by a simulated clock and seeded, so a headless run
 (:func:`lab.runai.simulation.run_headless`) repeats exactly.

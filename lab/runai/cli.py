@@ -131,7 +131,7 @@ def _serve(
     time_scale: float,
     steps: int,
 ) -> None:
-    from lab.runai.server import RunningConstruct
+    from lab.runai.http_server import RunningConstruct
     from lab.spec.runai_blueprint import RunaiBlueprint
 
     assert isinstance(model, RunaiBlueprint)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.runai import scenarios
-from lab.runai.exposition import render
+from lab.runai.expfmt import render
 from lab.runai.joins import Row, Walk, walk
 from lab.runai.series_k8s import kai_samples, kube_samples
 from lab.runai.series_runai import runai_samples

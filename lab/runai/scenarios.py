@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lab.runai.arrivals import poisson
-from lab.runai.model import Phase, Workload
+from lab.runai.cluster_state import Phase, Workload
 from lab.runai.simulation import Simulation
 from lab.spec.runai_blueprint import WorkloadClass
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lab.runai.exposition import Sample, labels
-from lab.runai.model import ALLOCATED, CONTAINER
+from lab.runai.cluster_state import ALLOCATED, CONTAINER
+from lab.runai.expfmt import Sample, labels
 from lab.runai.simulation import Simulation
-from lab.runai.sources import KAI_LATENCY_BUCKETS
+from lab.runai.sourced_families import KAI_LATENCY_BUCKETS
 
 POD_PHASES = ("Pending", "Succeeded", "Failed", "Unknown", "Running")
 GPU_RESOURCE = "nvidia_com_gpu"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lab.runai.exposition import Sample, labels
-from lab.runai.model import ALLOCATED, Phase, Workload
+from lab.runai.cluster_state import ALLOCATED, Phase, Workload
+from lab.runai.expfmt import Sample, labels
 from lab.runai.simulation import Simulation
 
 

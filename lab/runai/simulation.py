@@ -17,9 +17,9 @@ from pathlib import Path
 
 from lab.runai import schedlog
 from lab.runai.arrivals import Arrivals, rand_uuid, suffix
+from lab.runai.cluster_state import ACTIVE, ALLOCATED, CONTAINER, Node, Phase, Pod, PodPhase, Workload
 from lab.runai.dcgm_bridge import DcgmBridge, GpuStat, PodEntry
 from lab.runai.k8s_events import EventLog
-from lab.runai.model import ACTIVE, ALLOCATED, CONTAINER, Node, Phase, Pod, PodPhase, Workload
 from lab.runai.scheduler import DepartmentSpec, Job, QueueSpec, Session, SessionResult, Snapshot
 from lab.runai.shard_metrics import ShardMetrics
 from lab.runai.transitions import apply_session, pod_ref, whole_ms

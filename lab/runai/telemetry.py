@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lab.runai.cluster_state import Workload
 from lab.runai.k8s_events import rfc3339
-from lab.runai.model import Workload
 from lab.runai.simulation import Simulation
 
 WORKLOAD_TYPES = ("WORKLOADS_COUNT",)

@@ -10,8 +10,8 @@ import time
 from typing import TYPE_CHECKING
 
 from lab.runai import k8s_events
+from lab.runai.cluster_state import CONTAINER, Phase, Pod, PodPhase, Workload
 from lab.runai.k8s_events import ObjectRef
-from lab.runai.model import CONTAINER, Phase, Pod, PodPhase, Workload
 from lab.runai.session_types import SessionResult
 
 if TYPE_CHECKING:

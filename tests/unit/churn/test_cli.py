@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lab.churn.cli import app
-from lab.churn.source import queries
+from lab.churn.queries import queries
 
 from .fake_prometheus import Scenario, serve
 

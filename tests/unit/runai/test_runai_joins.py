@@ -8,7 +8,7 @@ from pathlib import Path
 from lab.runai.headless import fault_walk, main_metrics, run_headless
 from lab.runai.joins import Series, evaluate, parse_exposition
 from lab.runai.simulation import Simulation
-from lab.runai.sources import ALL_FAMILIES
+from lab.runai.sourced_families import ALL_FAMILIES
 
 from .helpers import shipped
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lab.runai.cluster_state import ALLOCATED, Phase
 from lab.runai.joins import parse_exposition
-from lab.runai.model import ALLOCATED, Phase
 from lab.runai.simulation import Simulation
 
 from .helpers import fresh

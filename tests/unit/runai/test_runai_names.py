@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from lab.runai.http_server import RunningConstruct
 from lab.runai.joins import parse_exposition
 from lab.runai.k8s_events import EVENT_SOURCES
-from lab.runai.server import RunningConstruct
-from lab.runai.sources import ALL_FAMILIES, KSM_FAMILIES, SOURCES
+from lab.runai.sourced_families import ALL_FAMILIES, KSM_FAMILIES, SOURCES
 
 from .helpers import fresh
 
@@ -49,7 +49,7 @@ def check_exposition(text: str) -> set[str]:
     types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
     for name, labels, _ in parse_exposition(text):
         base = re.sub(r"_(bucket|sum|count)$", "", name) if name not in ALL_FAMILIES else name
-        assert base in ALL_FAMILIES, f"{name} is not in lab.runai.sources (signals/runai.md)"
+        assert base in ALL_FAMILIES, f"{name} is not in lab.runai.sourced_families (signals/runai.md)"
         spec = ALL_FAMILIES[base]
         allowed = set(spec.labels) | ({"le"} if name.endswith("_bucket") else set())
         assert set(labels) <= allowed, f"{name}: unsourced labels {set(labels) - allowed}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lab.runai.cluster_state import Phase
 from lab.runai.headless import kai_metrics, main_metrics, run_headless
 from lab.runai.joins import parse_exposition
-from lab.runai.model import Phase
 from lab.runai.scenarios import GpuFaultHook
 from lab.runai.simulation import Simulation
 

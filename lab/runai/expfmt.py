@@ -2,16 +2,16 @@
 
 Families registered with Go's client_golang (Run:ai, KAI) are written the way its text encoder does:
 families sorted by name, label pairs sorted by label name, series sorted by label values, floats in
-Go's shortest form (``lab.dcgm.exposition.go_float``). kube-state-metrics writes its own text with its
-label order; those families keep the order of their entry in :mod:`lab.runai.sources`.
+Go's shortest form (``lab.dcgm.rendermetrics.go_float``). kube-state-metrics writes its own text with its
+label order; those families keep the order of their entry in :mod:`lab.runai.sourced_families`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from lab.dcgm.exposition import escape_help, escape_label_value, go_float
-from lab.runai.sources import ALL_FAMILIES, KSM_FAMILIES
+from lab.dcgm.rendermetrics import escape_help, escape_label_value, go_float
+from lab.runai.sourced_families import ALL_FAMILIES, KSM_FAMILIES
 
 Labels = tuple[tuple[str, str], ...]
 Sample = tuple[str, Labels, float]  # (series name, labels, value); name may end _bucket/_sum/_count
@@ -30,7 +30,7 @@ def _family_of(series: str) -> str:
         base = series.removesuffix(ending)
         if base != series and base in ALL_FAMILIES and ALL_FAMILIES[base].type == "histogram":
             return base
-    raise ExpositionError(f"series {series!r} is not in lab.runai.sources")
+    raise ExpositionError(f"series {series!r} is not in lab.runai.sourced_families")
 
 
 def render(samples: Iterable[Sample]) -> str:

@@ -1,4 +1,4 @@
-from lab.capture import exposition, inventory, signals
+from lab.capture import exposition, families, signals
 from lab.capture.diff import diff
 
 SCRAPE_1 = """# HELP up_gpus GPUs.
@@ -25,13 +25,13 @@ SIGNALS = """# Something
 
 
 def test_inventory_counts_distinct_values_and_series_over_all_scrapes() -> None:
-    found = inventory.build([exposition.parse(SCRAPE_1), exposition.parse(SCRAPE_2)])
+    found = families.build([exposition.parse(SCRAPE_1), exposition.parse(SCRAPE_2)])
     entry = found["up_gpus"]
     assert entry["type"] == "gauge"
     assert entry["series"] == 3
     assert entry["labels"]["hpc_job"] == {"distinct": 2, "examples": ["1", "2"]}
     assert entry["labels"]["node"]["distinct"] == 2
-    assert "`hpc_job` (2)" in inventory.markdown(found)
+    assert "`hpc_job` (2)" in families.markdown(found)
 
 
 def test_signals_tables_are_read() -> None:
@@ -43,7 +43,7 @@ def test_signals_tables_are_read() -> None:
 
 
 def test_diff_reports_every_kind_of_problem() -> None:
-    found = inventory.build(
+    found = families.build(
         [exposition.parse(SCRAPE_1 + 'new_thing{x="1"} 1\nup_gpus{node="a",extra="y"} 1\n')]
     )
     found["up_gpus"]["type"] = "counter"
@@ -57,5 +57,5 @@ def test_diff_reports_every_kind_of_problem() -> None:
 
 
 def test_a_matching_capture_is_clean() -> None:
-    found = inventory.build([exposition.parse(SCRAPE_1 + "# TYPE always_total counter\nalways_total 3\n")])
+    found = families.build([exposition.parse(SCRAPE_1 + "# TYPE always_total counter\nalways_total 3\n")])
     assert diff(found, signals.parse(SIGNALS), "signals/x.md") == []

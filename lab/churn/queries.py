@@ -20,7 +20,7 @@ from docker.models.containers import Container
 
 from lab import promql
 from lab.churn.jobs import sacct_argv
-from lab.churn.model import Measurements
+from lab.churn.measurements import Measurements
 from lab.churn.window import Window, iso, parse_duration
 
 WITNESS = "DCGM_FI_DEV_GPU_UTIL"

@@ -54,8 +54,8 @@ from docker.models.containers import Container
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from lab.bringup.images import role_image  # noqa: E402
 from lab.capture.exposition import parse  # noqa: E402
+from lab.contract import role_image  # noqa: E402
 from lab.dcgm.counters import load_counters  # noqa: E402
 from lab.dcgm.hpc import apply_hpc_jobs  # noqa: E402
 from lab.dcgm.node import EmulatedNode, NodeConfig  # noqa: E402

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 import docker
 
+from lab import contract
 from lab.bringup import containers, images
 
 DEADLINE_S = 900
@@ -67,7 +68,7 @@ def bench_memory(name: str) -> None:
         stats = container.stats(stream=False)
         memory = stats["memory_stats"]
         cache = memory.get("stats", {}).get("inactive_file", 0)
-        usage[container.labels[containers.LABEL_HOST]] = (memory["usage"] - cache) / 2**20
+        usage[container.labels[contract.LABEL_HOST]] = (memory["usage"] - cache) / 2**20
     nodes = [v for k, v in usage.items() if k not in ("controller", "dbd", "restd", "prometheus")]
     emit(
         "idle-memory",

@@ -12,7 +12,7 @@ from typing import Annotated, NoReturn
 import docker
 import typer
 
-from lab import versions
+from lab import contract, versions
 from lab.bringup import engine, images, keys, lifecycle, lock
 from lab.bringup.provision import write_inventory
 from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
@@ -209,7 +209,6 @@ def sh(
 
     Without a command, opens an interactive shell. A node name of a rack lab runs in its rack.
     """
-    from lab.bringup import containers
 
     try:
         client = engine.require_engine()
@@ -222,7 +221,7 @@ def sh(
     if docker_cli is None:
         _fail(engine.PrerequisiteError("the docker CLI is missing. Fix: apt-get install docker.io"))
     interactive = ["-it"] if sys.stdin.isatty() and sys.stdout.isatty() else ["-i"]
-    os.execv(docker_cli, ["docker", "exec", *interactive, containers.container_name(name, host), *command])
+    os.execv(docker_cli, ["docker", "exec", *interactive, contract.container_name(name, host), *command])
 
 
 def _host_for(client: docker.DockerClient, lab: str, service: str) -> str:
@@ -232,8 +231,8 @@ def _host_for(client: docker.DockerClient, lab: str, service: str) -> str:
         return service
     for container in containers.lab_containers(client, lab):
         listing = container.exec_run(["test", "-d", f"/var/spool/slurm/slurmd-{service}"])
-        if container.labels.get(containers.LABEL_ROLE) == "rack" and listing.exit_code == 0:
-            return str(container.labels[containers.LABEL_HOST])
+        if container.labels.get(contract.LABEL_ROLE) == "rack" and listing.exit_code == 0:
+            return str(container.labels[contract.LABEL_HOST])
     _fail(lifecycle.LabError(f"lab '{lab}' has no service or node '{service}'. See `lab status`."))
 
 

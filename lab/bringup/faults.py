@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lab.bringup.containers import shared_dir
+from lab.contract import shared_dir
 from lab.spec.slurm_blueprint import Blueprint
 
 MAX_XID = 1000  # NVIDIA's XID catalogue numbers stay well below this

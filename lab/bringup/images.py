@@ -26,6 +26,8 @@ REPOSITORY = "aifactory-lab"
 INPUTS_LABEL = "org.aifactory-lab.inputs"
 SLURM_ROLES = ("controller", "dbd", "restd", "node")
 PARENTS = ("BASE", "ROOT_IMAGE")  # build args that name the image built upon
+# The foundation modules the node and Run:ai images run with (stdlib only; tests/unit/test_layers.py).
+IMAGE_MODULES = ("paths.py", "versions.py", "contract.py")
 EXECUTABLES = ("policy-rc.d", "lab-daemon", "lab-gpu-app", ".sh")  # context files that keep the execute bit
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 _PEM = re.compile(rb"-----BEGIN CERTIFICATE-----\r?\n.+?\r?\n-----END CERTIFICATE-----", re.DOTALL)
@@ -62,13 +64,13 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
     base = build("base", {"ROOT_IMAGE": root}, {"host-ca": certificates})
     common = build("slurm-common", {"BASE": base, "SLURM_VERSION": versions.SLURM_DEB_VERSION})
     for role in SLURM_ROLES:
-        extra = {"dcgm-shim": package_files(("dcgm",))} if role == "node" else None
+        extra = {"dcgm-shim": package_files(("dcgm",), modules=IMAGE_MODULES)} if role == "node" else None
         build(role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, extra)
     build("prometheus", {"BASE": base, "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION})
     build(
         "runai",
         {"BASE": base},
-        {"lab-package": package_files(("dcgm", "runai", "spec"), modules=("paths.py",))},
+        {"lab-package": package_files(("dcgm", "runai", "spec"), modules=IMAGE_MODULES)},
     )
 
 

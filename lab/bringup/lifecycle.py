@@ -9,8 +9,8 @@ from typing import Any
 
 import docker
 
-from lab import versions
-from lab.bringup import containers, engine, images, keys, lock
+from lab import contract, versions
+from lab.bringup import container_specs, containers, engine, images, keys, lock
 from lab.bringup.provision import provision
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
@@ -57,7 +57,7 @@ def _up(blueprint: Blueprint, source: Path, options: UpOptions, progress: Progre
     )
     images.build_all(client, options.build, progress)
     with progress.step(f"containers of lab '{blueprint.name}'"):
-        containers.up(client, blueprint.name, containers.plan(blueprint), progress)
+        containers.up(client, blueprint.name, container_specs.slurm_containers(blueprint), progress)
     try:
         with progress.step("provisioning with Ansible"):
             provision(blueprint, lab_keys, progress, built.binary if built else None)
@@ -121,17 +121,12 @@ def endpoints(client: docker.DockerClient, lab: str) -> dict[str, str]:
         ports = container.attrs.get("NetworkSettings", {}).get("Ports") or {}
         for inner, bindings in sorted(ports.items()):
             for binding in bindings or []:
-                service = _SERVICE_BY_PORT.get(inner, f"{container.labels[containers.LABEL_HOST]}:{inner}")
+                service = _SERVICE_BY_PORT.get(inner, f"{container.labels[contract.LABEL_HOST]}:{inner}")
                 urls[service] = f"http://{binding['HostIp']}:{binding['HostPort']}"
     return urls
 
 
-_SERVICE_BY_PORT = {
-    f"{containers.RESTD_PORT}/tcp": "slurmrestd",
-    f"{containers.PROMETHEUS_PORT}/tcp": "prometheus",
-    f"{containers.SLURM_EXPORTER_PORT}/tcp": "slurm_exporter",
-    "9590/tcp": "runai",
-}
+_SERVICE_BY_PORT = {f"{port}/tcp": name for port, name in contract.SERVICE_BY_PORT.items()}
 
 
 def status(client: docker.DockerClient, lab: str) -> dict[str, Any]:
@@ -141,8 +136,8 @@ def status(client: docker.DockerClient, lab: str) -> dict[str, Any]:
     rows = []
     controller = None
     for container in found:
-        role = container.labels.get(containers.LABEL_ROLE, "")
-        host = container.labels.get(containers.LABEL_HOST, "")
+        role = container.labels.get(contract.LABEL_ROLE, "")
+        host = container.labels.get(contract.LABEL_HOST, "")
         daemons: dict[str, str] = {}
         if container.status == "running":
             daemons = _daemon_states(container, role)

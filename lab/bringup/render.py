@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from lab.bringup.containers import container_name
+from lab import contract
+from lab.contract import container_name
 from lab.spec import hostlist
 from lab.spec.slurm_blueprint import Blueprint
 
 Connection = Literal["docker", "ssh"]
-
-DCGM_PORT = 9400  # dcgm-exporter's default listen port (:9400)
-JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
 
 
 def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
@@ -50,7 +48,7 @@ def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
         },
         "all_nodes": hostlist.compress(blueprint.nodes.names),
         # Many slurmd per rack container: each node needs its own mapping directory (%n = node name).
-        "job_mapping_dir": f"{JOB_MAPPING_DIR}/%n" if blueprint.racks else JOB_MAPPING_DIR,
+        "job_mapping_dir": f"{contract.JOB_MAPPING_DIR}/%n" if blueprint.racks else contract.JOB_MAPPING_DIR,
         "dcgm_targets": dcgm_targets(blueprint),
         "node_lines": node_lines,
         "partitions": [
@@ -90,14 +88,14 @@ def dcgm_targets(blueprint: Blueprint) -> list[dict[str, Any]]:
     targets = []
     for host, nodes in blueprint.nodes_by_container.items():
         for position, node in enumerate(nodes, start=1):
-            port = DCGM_PORT + position if blueprint.racks else DCGM_PORT
+            port = contract.DCGM_EXPORTER_PORT + position if blueprint.racks else contract.DCGM_EXPORTER_PORT
             targets.append(
                 {
                     "node": node,
                     "host": host,
                     "port": port,
                     "address": f"{host}:{port}",
-                    "instance": f"{node}:{DCGM_PORT}",
+                    "instance": f"{node}:{contract.DCGM_EXPORTER_PORT}",
                 }
             )
     return targets
@@ -110,8 +108,9 @@ def scrape_jobs(blueprint: Blueprint, slurm_exporter: bool) -> list[dict[str, An
         jobs.append(
             {
                 "name": "slurm",
-                "why": "The Slurm exporter beside slurmctld (SckyzO/slurm_exporter, registered port 9341).",
-                "targets": [{"address": "controller:9341"}],
+                "why": "The Slurm exporter beside slurmctld (SckyzO/slurm_exporter, registered port "
+                f"{contract.SLURM_EXPORTER_PORT}).",
+                "targets": [{"address": f"controller:{contract.SLURM_EXPORTER_PORT}"}],
             }
         )
     jobs.append(

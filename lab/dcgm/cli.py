@@ -19,6 +19,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from lab import contract
 from lab.dcgm import UPSTREAM_TAG, h100, logfmt
 from lab.dcgm.counters import CountersError, load_counters
 from lab.dcgm.gpu_model import EMULATED_FIELDS
@@ -54,7 +55,7 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     up.add_argument(
         "-a",
         "--address",
-        default=env.get("DCGM_EXPORTER_LISTEN", ":9400"),
+        default=env.get("DCGM_EXPORTER_LISTEN", f":{contract.DCGM_EXPORTER_PORT}"),
         help="Listen address as <HOST>:<PORT> [$DCGM_EXPORTER_LISTEN] (default :9400)",
     )
     up.add_argument(

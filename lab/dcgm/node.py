@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab import contract
 from lab.dcgm import h100
 from lab.dcgm.counters import Counter, metric_families
 from lab.dcgm.device import node_gpus
@@ -35,7 +36,7 @@ class NodeConfig:
     """Everything one emulated node needs; paths are already expanded for this node."""
 
     name: str
-    address: str = ":9400"
+    address: str = f":{contract.DCGM_EXPORTER_PORT}"
     gpus: int = 8
     model_name: str = h100.MODEL_NAME
     driver_version: str = h100.DRIVER_VERSION

@@ -13,19 +13,14 @@ from typing import Any
 
 import yaml
 
-from lab.bringup import containers, engine, images, lock
-from lab.bringup.containers import ContainerSpec, container_name
+from lab import contract
+from lab.bringup import container_specs, containers, engine, images, lock
 from lab.bringup.provision import run_playbook
-from lab.bringup.render import DCGM_PORT
+from lab.contract import container_name
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
 from lab.spec.runai_blueprint import RunaiBlueprint
 from lab.spec.runai_blueprint import load as load_runai
-
-API_PORT = 9590  # the emulator's /metrics, /kai/<pool>/metrics and /api/v1 (docs/runai.md)
-DCGM_FIRST_PORT = 9591  # node i of the blueprint serves its DCGM target on 9591 + i
-HOST_PORTS = {"runai": 9590, "prometheus": 9190}  # on 127.0.0.1; beside a Slurm lab's 9090
-OUT_MOUNT = "/var/lib/aifactory-lab/runai"
 
 
 @dataclass(frozen=True)
@@ -48,26 +43,12 @@ def node_names(model: RunaiBlueprint) -> list[str]:
     return [name for pool in model.node_pools for name in pool.node_names()]
 
 
-def specs(model: RunaiBlueprint) -> list[ContainerSpec]:
-    lab = model.name
-    return [
-        containers.prometheus_spec(lab, HOST_PORTS["prometheus"]),
-        ContainerSpec(
-            lab,
-            "runai",
-            "runai",
-            ports={API_PORT: HOST_PORTS["runai"]},
-            writable_binds={str(lab_state_dir(lab) / "runai"): OUT_MOUNT},
-        ),
-    ]
-
-
 def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
     jobs: list[dict[str, Any]] = [
         {
             "name": "runai",
             "why": "Run:ai cluster series and kube-state-metrics.",
-            "targets": [{"address": f"runai:{API_PORT}"}],
+            "targets": [{"address": f"runai:{contract.RUNAI_API_PORT}"}],
         }
     ]
     for pool in model.node_pools:
@@ -76,7 +57,7 @@ def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
                 "name": f"kai-{pool.name}",
                 "why": f"KAI scheduler of node pool {pool.name}.",
                 "metrics_path": f"/kai/{pool.name}/metrics",
-                "targets": [{"address": f"runai:{API_PORT}"}],
+                "targets": [{"address": f"runai:{contract.RUNAI_API_PORT}"}],
             }
         )
     jobs.append(
@@ -84,7 +65,10 @@ def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
             "name": "dcgm",
             "why": "dcgm-exporter in Kubernetes mode, one target per node, instance <node>:9400.",
             "targets": [
-                {"address": f"runai:{DCGM_FIRST_PORT + index}", "instance": f"{node}:{DCGM_PORT}"}
+                {
+                    "address": f"runai:{contract.RUNAI_DCGM_FIRST_PORT + index}",
+                    "instance": f"{node}:{contract.DCGM_EXPORTER_PORT}",
+                }
                 for index, node in enumerate(node_names(model))
             ],
         }
@@ -119,7 +103,7 @@ def up(source: Path, options: RunaiOptions, build: images.BuildOptions, progress
         images.build_all(client, build, progress)
         (state / "runai").mkdir(parents=True, exist_ok=True)
         with progress.step(f"containers of lab '{model.name}'"):
-            containers.up(client, model.name, specs(model), progress)
+            containers.up(client, model.name, container_specs.runai_containers(model), progress)
         private = state / "ansible"
         hosts = private / "inventory" / "hosts.yml"
         hosts.parent.mkdir(parents=True, exist_ok=True)

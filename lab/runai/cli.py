@@ -13,6 +13,7 @@ from typing import Annotated, NoReturn, TextIO
 
 import typer
 
+from lab import contract
 from lab.dcgm.server import parse_listen_address
 from lab.paths import state_root
 from lab.runai import KAI_VERSION, RUNAI_DOCS_VERSION
@@ -62,14 +63,14 @@ def serve(
             help="HOST:PORT for /metrics (runai_*, kube_*), /kai/<nodepool>/metrics and /api/v1/…; "
             "port 0 picks a free port. Bind 127.0.0.1 unless you mean to publish it."
         ),
-    ] = "127.0.0.1:9590",
+    ] = f"127.0.0.1:{contract.RUNAI_API_PORT}",
     dcgm_address: Annotated[
         str,
         typer.Option(
             help="HOST:FIRSTPORT for the DCGM targets: node i of the blueprint (in order) listens on "
             "FIRSTPORT+i and serves /metrics like dcgm-exporter in Kubernetes mode; port 0 = free ports."
         ),
-    ] = "127.0.0.1:9591",
+    ] = f"127.0.0.1:{contract.RUNAI_DCGM_FIRST_PORT}",
     scenario: Annotated[
         str, typer.Option(help=f"Failure mode on top of the baseline mix: {', '.join(SCENARIOS)}.")
     ] = "baseline",

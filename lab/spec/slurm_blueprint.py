@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from lab import contract
 from lab.spec import hostlist, strict
 from lab.spec.strict import Strict
 from lab.spec.workload_spec import WorkloadSpec
@@ -154,9 +155,9 @@ class Drain(Strict):
 class Ports(Strict):
     """Host ports; every one is published on 127.0.0.1 only."""
 
-    slurmrestd: Port = 6820
-    prometheus: Port = 9090
-    slurm_exporter: Port = 9341
+    slurmrestd: Port = contract.SLURMRESTD_PORT
+    prometheus: Port = contract.PROMETHEUS_PORT
+    slurm_exporter: Port = contract.SLURM_EXPORTER_PORT
 
 
 class Slurm(Strict):

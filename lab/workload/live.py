@@ -9,6 +9,7 @@ from pathlib import Path
 
 import docker
 
+from lab import contract
 from lab.bringup import containers, lifecycle
 from lab.bringup.slurmrestd import Credentials, issue_token
 from lab.workload.plan import DAY_S
@@ -23,9 +24,9 @@ def week_offset_now(epoch_s: float) -> float:
 
 def job_classes_path(lab: str) -> Path:
     """Where the runner keeps ``{"<job id>": "<class>"}`` for the DCGM shim: the lab's shared
-    directory, which every node container sees read-only at ``containers.SHARED_MOUNT`` and whose
+    directory, which every node container sees read-only at ``contract.SHARED_MOUNT`` and whose
     ``jobs/classes.json`` the dcgm_shim role passes as ``--job-classes``."""
-    return containers.shared_dir(lab) / "jobs" / "classes.json"
+    return contract.shared_dir(lab) / "jobs" / "classes.json"
 
 
 def connect(client: docker.DockerClient, lab: str) -> RestClient:

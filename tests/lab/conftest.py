@@ -12,6 +12,7 @@ import docker
 import pytest
 import testinfra
 
+from lab import contract
 from lab.bringup import containers
 from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
 from lab.spec.slurm_blueprint import Blueprint, load
@@ -82,7 +83,7 @@ def host(default_lab: Blueprint) -> Callable[[str], testinfra.host.Host]:
     """``host("controller")`` → a testinfra host for that container of the default lab."""
 
     def get(hostname: str) -> testinfra.host.Host:
-        return testinfra.get_host(f"docker://{containers.container_name(default_lab.name, hostname)}")
+        return testinfra.get_host(f"docker://{contract.container_name(default_lab.name, hostname)}")
 
     return get
 

@@ -10,7 +10,7 @@ import pytest
 from testinfra.host import Host
 
 from lab import promql
-from lab.bringup.render import JOB_MAPPING_DIR
+from lab.contract import JOB_MAPPING_DIR
 from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, submit_gpu_job, wait_for

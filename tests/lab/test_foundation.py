@@ -11,8 +11,9 @@ import docker
 import pytest
 from testinfra.host import Host
 
+from lab import contract
 from lab.bringup import containers, slurmrestd
-from lab.bringup.images import role_image
+from lab.contract import role_image
 from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, wait_for
@@ -124,7 +125,7 @@ def test_users_have_the_same_uid_everywhere(host: Callable[[str], Host], default
 def _restd_url(engine: docker.DockerClient, lab: Blueprint) -> str:
     restd = containers.find_container(engine, lab.name, "restd")
     assert restd is not None
-    binding = restd.attrs["NetworkSettings"]["Ports"][f"{containers.RESTD_PORT}/tcp"][0]
+    binding = restd.attrs["NetworkSettings"]["Ports"][f"{contract.SLURMRESTD_PORT}/tcp"][0]
     return f"http://{binding['HostIp']}:{binding['HostPort']}"
 
 

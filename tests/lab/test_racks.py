@@ -8,6 +8,7 @@ import docker
 import pytest
 import testinfra
 
+from lab import contract
 from lab.bringup import containers
 from lab.spec.slurm_blueprint import Blueprint
 
@@ -15,11 +16,11 @@ pytestmark = pytest.mark.lab
 
 
 def _rack(lab: Blueprint, rack: str) -> testinfra.host.Host:
-    return testinfra.get_host(f"docker://{containers.container_name(lab.name, rack)}")
+    return testinfra.get_host(f"docker://{contract.container_name(lab.name, rack)}")
 
 
 def test_rack_lab_has_one_container_per_rack(engine: docker.DockerClient, racks_lab: Blueprint) -> None:
-    hosts = {c.labels[containers.LABEL_HOST] for c in containers.lab_containers(engine, racks_lab.name)}
+    hosts = {c.labels[contract.LABEL_HOST] for c in containers.lab_containers(engine, racks_lab.name)}
     assert hosts == {"controller", "dbd", "restd", "prometheus", "rack01", "rack02"}
 
 

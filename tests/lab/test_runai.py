@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lab import promql
+from lab import contract, promql
 from lab.kinds import runai_lab
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.runai.joins import walk
@@ -20,7 +20,7 @@ from .conftest import run_lab, wait_for
 pytestmark = pytest.mark.lab
 
 BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
-PROMETHEUS = f"http://127.0.0.1:{runai_lab.HOST_PORTS['prometheus']}"
+PROMETHEUS = f"http://127.0.0.1:{contract.RUNAI_HOST_PORTS['prometheus']}"
 # Simulated seconds per wall second. gpu-fault: its XID (at 15 min) comes after 90 s, so Prometheus
 # (15 s interval) scrapes the victim's GPU with its pod label several times, as it would in real time;
 # the walk joins on those samples. The other scenarios only need many steps quickly.

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from lab.bringup import containers, faults, render
+from lab import contract
+from lab.bringup import container_specs, faults, render
 from lab.kinds import runai_lab
 from lab.paths import BLUEPRINTS_DIR
 from lab.spec import slurm_blueprint as blueprint
@@ -22,7 +23,7 @@ def _racks(default_data: dict[str, Any], count: int = 16, per_rack: int = 8) -> 
 
 
 def test_default_lab_has_services_and_one_container_per_node(default_data: dict[str, Any]) -> None:
-    specs = containers.plan(blueprint.parse(default_data))
+    specs = container_specs.slurm_containers(blueprint.parse(default_data))
     assert [s.hostname for s in specs] == [
         "controller",
         "dbd",
@@ -36,11 +37,11 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
     published = {s.hostname: s.ports for s in specs if s.ports}
     assert published == {"controller": {9341: 9341}, "restd": {6820: 6820}, "prometheus": {9090: 9090}}
     nodes = [s for s in specs if s.role == "node"]
-    assert all(s.binds == {str(containers.shared_dir("default")): containers.SHARED_MOUNT} for s in nodes)
+    assert all(s.binds == {str(contract.shared_dir("default")): contract.SHARED_MOUNT} for s in nodes)
 
 
 def test_rack_lab_has_one_container_per_rack(default_data: dict[str, Any]) -> None:
-    specs = containers.plan(_racks(default_data))
+    specs = container_specs.slurm_containers(_racks(default_data))
     racks = [s for s in specs if s.role == "rack"]
     assert [(s.hostname, s.nodes[0], s.nodes[-1]) for s in racks] == [
         ("rack01", "dgx-001", "dgx-008"),
@@ -50,8 +51,8 @@ def test_rack_lab_has_one_container_per_rack(default_data: dict[str, Any]) -> No
 
 
 def test_a_spec_change_changes_the_digest(default_data: dict[str, Any]) -> None:
-    spec = containers.plan(blueprint.parse(default_data))[2]
-    changed = containers.ContainerSpec(spec.lab, spec.hostname, spec.role, ports={6820: 7000})
+    spec = container_specs.slurm_containers(blueprint.parse(default_data))[2]
+    changed = container_specs.ContainerSpec(spec.lab, spec.hostname, spec.role, ports={6820: 7000})
     assert spec.digest("image-a") != changed.digest("image-a")
     assert spec.digest("image-a") != spec.digest("image-b")
 
@@ -77,8 +78,8 @@ def test_dcgm_targets_keep_the_real_instance_label(default_data: dict[str, Any])
 
 
 def test_rack_nodes_get_their_own_mapping_directory(default_data: dict[str, Any]) -> None:
-    assert render.cluster_vars(blueprint.parse(default_data))["job_mapping_dir"] == render.JOB_MAPPING_DIR
-    assert render.cluster_vars(_racks(default_data))["job_mapping_dir"] == f"{render.JOB_MAPPING_DIR}/%n"
+    assert render.cluster_vars(blueprint.parse(default_data))["job_mapping_dir"] == contract.JOB_MAPPING_DIR
+    assert render.cluster_vars(_racks(default_data))["job_mapping_dir"] == f"{contract.JOB_MAPPING_DIR}/%n"
 
 
 def test_slurm_scrape_job_only_when_the_exporter_exists(default_data: dict[str, Any]) -> None:
@@ -93,7 +94,7 @@ def test_runai_lab_scrapes_cluster_kai_pools_and_every_node() -> None:
     assert set(jobs) == {"runai", "dcgm", *(f"kai-{pool.name}" for pool in model.node_pools)}
     nodes = runai_lab.node_names(model)
     assert [t["instance"] for t in jobs["dcgm"]["targets"]] == [f"{n}:9400" for n in nodes]
-    assert jobs["dcgm"]["targets"][0]["address"] == f"runai:{runai_lab.DCGM_FIRST_PORT}"
+    assert jobs["dcgm"]["targets"][0]["address"] == f"runai:{contract.RUNAI_DCGM_FIRST_PORT}"
     assert runai_lab.is_runai_blueprint(BLUEPRINTS_DIR / "runai.yaml")
     assert not runai_lab.is_runai_blueprint(BLUEPRINTS_DIR / "default.yaml")
 

@@ -1,0 +1,92 @@
+"""The containers a lab needs, from its blueprint (pure). :mod:`lab.bringup.containers` makes the
+engine match them; a spec's digest labels its container, so an unchanged spec is never recreated."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+from lab import contract
+from lab.paths import lab_state_dir
+from lab.spec.runai_blueprint import RunaiBlueprint
+from lab.spec.slurm_blueprint import Blueprint
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """One container: its host name on the lab network is also its Ansible inventory name."""
+
+    lab: str
+    hostname: str
+    role: str  # controller | dbd | restd | node | rack
+    nodes: tuple[str, ...] = ()  # Slurm node names whose slurmd runs here
+    ports: dict[int, int] = field(default_factory=dict)  # container port → host port on 127.0.0.1
+    volumes: dict[str, str] = field(default_factory=dict)  # volume name → mount point
+    binds: dict[str, str] = field(default_factory=dict)  # host path → mount point (read-only)
+    writable_binds: dict[str, str] = field(default_factory=dict)  # host path → mount point
+
+    @property
+    def name(self) -> str:
+        return contract.container_name(self.lab, self.hostname)
+
+    @property
+    def image(self) -> str:
+        return contract.role_image("node" if self.role == "rack" else self.role)
+
+    def digest(self, image_id: str) -> str:
+        payload = json.dumps({**asdict(self), "image_id": image_id}, sort_keys=True, default=str)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def prometheus_spec(lab: str, host_port: int) -> ContainerSpec:
+    return ContainerSpec(
+        lab,
+        "prometheus",
+        "prometheus",
+        ports={contract.PROMETHEUS_PORT: host_port},
+        volumes={f"lab-{lab}-prometheus": "/var/lib/prometheus/metrics2"},
+    )
+
+
+def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
+    lab = blueprint.name
+    # Host → nodes, read-only: XID faults (`lab fault`) and job classes (the workload runner).
+    shared = {str(contract.shared_dir(lab)): contract.SHARED_MOUNT}
+    specs = [
+        ContainerSpec(
+            lab,
+            "controller",
+            "controller",
+            ports={contract.SLURM_EXPORTER_PORT: blueprint.ports.slurm_exporter},
+            volumes={f"lab-{lab}-ctld": "/var/spool/slurm/ctld"},
+        ),
+        ContainerSpec(lab, "dbd", "dbd", volumes={f"lab-{lab}-mariadb": "/var/lib/mysql"}),
+        ContainerSpec(lab, "restd", "restd", ports={contract.SLURMRESTD_PORT: blueprint.ports.slurmrestd}),
+        prometheus_spec(lab, blueprint.ports.prometheus),
+    ]
+    if blueprint.racks:
+        specs += [
+            ContainerSpec(lab, rack, "rack", nodes=tuple(members), binds=shared)
+            for rack, members in blueprint.racks.items()
+        ]
+    else:
+        specs += [
+            ContainerSpec(lab, node, "node", nodes=(node,), binds=shared) for node in blueprint.nodes.names
+        ]
+    return specs
+
+
+def runai_containers(model: RunaiBlueprint) -> list[ContainerSpec]:
+    """A Run:ai lab: its Prometheus and the emulator, whose output directory is the host's."""
+    lab = model.name
+    return [
+        prometheus_spec(lab, contract.RUNAI_HOST_PORTS["prometheus"]),
+        ContainerSpec(
+            lab,
+            "runai",
+            "runai",
+            ports={contract.RUNAI_API_PORT: contract.RUNAI_HOST_PORTS["runai"]},
+            writable_binds={str(lab_state_dir(lab) / "runai"): contract.RUNAI_OUT_MOUNT},
+        ),
+    ]

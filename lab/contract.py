@@ -1,0 +1,98 @@
+"""The lab's contract: the ports its daemons listen on inside their containers, what is mounted where,
+the paths in which the constructs hand files to each other, and the names of its containers, networks
+and images. Python reads these names; Ansible reads the same values as ``lab_contract`` from
+``ansible/group_vars/all/contract.yml``, which ``just gen`` writes (a unit test fails when it is stale).
+
+Stdlib only: the node and Run:ai images carry this module.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from lab import paths, versions
+
+# Inside the containers (published ports bind 127.0.0.1 on the host; the host side is the blueprint's).
+SLURMRESTD_PORT = 6820  # slurmrestd's listen port in the restd container
+PROMETHEUS_PORT = 9090  # Prometheus' default --web.listen-address
+SLURM_EXPORTER_PORT = 9341  # the exporter's default :9341, Prometheus' registered Slurm exporter port
+DCGM_EXPORTER_PORT = 9400  # dcgm-exporter's default listen port (:9400)
+RUNAI_API_PORT = 9590  # the Run:ai emulator's /metrics, /kai/<pool>/metrics and /api/v1 (docs/runai.md)
+RUNAI_DCGM_FIRST_PORT = 9591  # node i of a Run:ai blueprint serves its DCGM target on 9591 + i
+RUNAI_HOST_PORTS = {"runai": RUNAI_API_PORT, "prometheus": 9190}  # 127.0.0.1, beside a Slurm lab's 9090
+
+# Mounts and hand-over paths.
+SHARED_MOUNT = "/var/lib/aifactory-lab/shared"  # host → nodes, read-only: XID faults and job classes
+XID_DIR = "xid"  # under SHARED_MOUNT: `lab fault xid` writes, the shim reads
+JOBS_DIR = "jobs"  # under SHARED_MOUNT
+JOB_CLASSES = "jobs/classes.json"  # under SHARED_MOUNT: the workload runner writes, the shim reads
+RUNAI_OUT_MOUNT = "/var/lib/aifactory-lab/runai"  # Run:ai emulator → host: events, logs, pod resources
+JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
+
+# Names and labels of what the lab creates in the container engine.
+REPOSITORY = "aifactory-lab"
+LABEL_LAB = "org.aifactory-lab.lab"
+LABEL_ROLE = "org.aifactory-lab.role"
+LABEL_HOST = "org.aifactory-lab.host"
+LABEL_SPEC = "org.aifactory-lab.spec"
+
+# Container port → the service name `lab status` and `lab up` print its URL under.
+SERVICE_BY_PORT = {
+    SLURMRESTD_PORT: "slurmrestd",
+    PROMETHEUS_PORT: "prometheus",
+    SLURM_EXPORTER_PORT: "slurm_exporter",
+    RUNAI_API_PORT: "runai",
+}
+
+ANSIBLE_VARS_FILE = paths.ANSIBLE_DIR / "group_vars" / "all" / "contract.yml"
+
+
+def container_name(lab: str, hostname: str) -> str:
+    return f"lab-{lab}-{hostname}"
+
+
+def network_name(lab: str) -> str:
+    return f"lab-{lab}"
+
+
+def image_tag(name: str) -> str:
+    return f"{REPOSITORY}/{name}:{versions.LAB_VERSION}"
+
+
+def role_image(role: str) -> str:
+    return image_tag(role)
+
+
+def shared_dir(lab: str) -> Path:
+    """The host side of SHARED_MOUNT."""
+    return paths.lab_state_dir(lab) / "shared"
+
+
+def ansible_vars() -> dict[str, Any]:
+    """What the roles read as ``lab_contract``."""
+    return {
+        "lab_contract": {
+            "ports": {
+                "slurmrestd": SLURMRESTD_PORT,
+                "prometheus": PROMETHEUS_PORT,
+                "slurm_exporter": SLURM_EXPORTER_PORT,
+                "dcgm_exporter": DCGM_EXPORTER_PORT,
+                "runai_api": RUNAI_API_PORT,
+                "runai_dcgm_first": RUNAI_DCGM_FIRST_PORT,
+            },
+            "mounts": {"shared": SHARED_MOUNT, "runai_out": RUNAI_OUT_MOUNT},
+            "paths": {"job_mapping_dir": JOB_MAPPING_DIR, "job_classes": JOB_CLASSES, "xid_dir": XID_DIR},
+        }
+    }
+
+
+def ansible_vars_text() -> str:
+    # JSON is YAML: no YAML library is needed to write it, and the file diffs line by line.
+    header = "# Generated from lab/contract.py by `just gen`; do not edit (a unit test checks it).\n"
+    return header + json.dumps(ansible_vars(), indent=2, sort_keys=True) + "\n"
+
+
+def write_ansible_vars(path: Path = ANSIBLE_VARS_FILE) -> None:
+    paths.atomic_write(path, ansible_vars_text(), mode=0o644)

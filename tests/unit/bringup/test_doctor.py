@@ -1,0 +1,161 @@
+from collections.abc import Callable
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from lab.bringup import doctor
+from lab.bringup.doctor import Finding
+
+
+def which_of(found: dict[str, str]) -> Callable[[str], str | None]:
+    return found.get
+
+
+def go_run(output: str) -> Callable[..., Any]:
+    def run(argv: list[str], **_: Any) -> SimpleNamespace:
+        assert argv[1:] == ["version"]
+        return SimpleNamespace(returncode=0, stdout=output, stderr="")
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("check", "package"),
+    [
+        (doctor.check_debootstrap, "apt-get install debootstrap"),
+        (doctor.check_ansible, "pip install -e '.[dev]'"),
+        (doctor.check_just, "pip install -e '.[dev]'"),
+    ],
+)
+def test_a_missing_tool_is_reported_with_a_fix_naming_its_package(
+    check: Callable[..., Finding], package: str
+) -> None:
+    finding = check(which=which_of({}))
+    assert not finding.ok
+    assert "not on PATH" in finding.detail
+    assert package in finding.fix
+
+
+@pytest.mark.parametrize(
+    ("check", "tool"),
+    [
+        (doctor.check_debootstrap, "debootstrap"),
+        (doctor.check_ansible, "ansible-playbook"),
+        (doctor.check_just, "just"),
+    ],
+)
+def test_a_present_tool_passes_with_its_path(check: Callable[..., Finding], tool: str) -> None:
+    finding = check(which=which_of({tool: f"/usr/bin/{tool}"}))
+    assert finding == Finding(tool, True, f"/usr/bin/{tool}")
+
+
+def test_an_old_go_is_reported_as_too_old(tmp_path: Path) -> None:
+    finding = doctor.check_go(
+        which=which_of({"go": "/usr/bin/go"}),
+        run=go_run("go version go1.22.1 linux/amd64\n"),
+        fallback=tmp_path / "no",
+    )
+    assert not finding.ok
+    assert "go1.22.1" in finding.detail and "too old" in finding.detail
+    assert "--no-exporter" in finding.fix
+
+
+def test_a_recent_go_passes_and_the_fallback_path_is_found(tmp_path: Path) -> None:
+    fallback = tmp_path / "go"
+    fallback.write_text("")
+    finding = doctor.check_go(
+        which=which_of({}), run=go_run("go version go1.26.8 linux/amd64\n"), fallback=fallback
+    )
+    assert finding == Finding("go", True, f"go1.26.8 ({fallback})")
+
+
+def test_no_go_at_all_names_no_exporter(tmp_path: Path) -> None:
+    finding = doctor.check_go(which=which_of({}), run=go_run(""), fallback=tmp_path / "absent")
+    assert not finding.ok
+    assert "--no-exporter" in finding.fix
+
+
+def test_an_unreachable_daemon_says_lab_up_installs_docker_io() -> None:
+    def from_env(**_: Any) -> Any:
+        raise ConnectionError("Error while fetching server API version: connection refused")
+
+    finding = doctor.check_docker(from_env=from_env, which=which_of({"docker": "/usr/bin/docker"}))
+    assert not finding.ok
+    assert "connection refused" in finding.detail
+    assert "docker.io" in finding.fix and "dockerd" in finding.fix
+
+
+def test_a_reachable_daemon_passes() -> None:
+    pings: list[float] = []
+
+    def from_env(timeout: float) -> Any:
+        return SimpleNamespace(ping=lambda: pings.append(timeout) or True)
+
+    finding = doctor.check_docker(from_env=from_env, which=which_of({"docker": "/usr/bin/docker"}))
+    assert finding.ok
+    assert pings == [doctor.DOCKER_PING_TIMEOUT_S]
+
+
+def test_old_python_is_reported() -> None:
+    assert not doctor.check_python((3, 10, 4)).ok
+    assert doctor.check_python((3, 12, 1)).ok
+
+
+def test_exporter_source_prefers_the_cache_then_the_environment_then_the_archive(tmp_path: Path) -> None:
+    cache, archive = tmp_path / "cache", tmp_path / "vendor" / "slurm_exporter-1.8.4.tar.gz"
+    missing = doctor.check_exporter_source(cache, archive, {})
+    assert not missing.ok and "--no-exporter" in missing.fix
+
+    assert not doctor.check_exporter_source(cache, archive, {doctor.SOURCE_ENV: str(tmp_path / "nope")}).ok
+    archive.parent.mkdir()
+    archive.write_text("")
+    assert doctor.check_exporter_source(cache, archive, {}).ok
+
+    (cache / "module").mkdir(parents=True)
+    (cache / "module" / "slurm_exporter").write_text("")
+    assert "cached binary" in doctor.check_exporter_source(cache, archive, {}).detail
+
+
+def test_disk_below_the_threshold_is_missing_and_nothing_is_created(tmp_path: Path) -> None:
+    root = tmp_path / "state" / "deeper"
+    low = doctor.check_disk(root, need_gb=4, disk_usage=lambda _: SimpleNamespace(free=1e9))
+    assert not low.ok and "1.0 GB free" in low.detail
+    assert doctor.check_disk(root, need_gb=4, disk_usage=lambda _: SimpleNamespace(free=50e9)).ok
+    assert not root.exists()
+
+
+def test_cgroup_is_informational(tmp_path: Path) -> None:
+    (tmp_path / "cgroup.controllers").write_text("cpu memory\n")
+    assert doctor.check_cgroup(tmp_path) == Finding("cgroup", True, f"v2 (unified, {tmp_path})")
+    assert doctor.check_cgroup(tmp_path / "absent").ok
+
+
+def test_render_prints_one_aligned_line_per_check_with_the_fix_of_what_is_missing() -> None:
+    text = doctor.render(
+        [
+            Finding("go", True, "go1.26.8 (/usr/local/go/bin/go)"),
+            Finding("debootstrap", False, "not on PATH", "apt-get install debootstrap"),
+        ]
+    )
+    assert text.splitlines() == [
+        "ok      go           go1.26.8 (/usr/local/go/bin/go)",
+        "MISSING debootstrap  not on PATH  fix: apt-get install debootstrap",
+    ]
+
+
+def test_run_all_covers_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(doctor, "check_docker", lambda: Finding("docker", False, "faked", "start dockerd"))
+    names = [finding.name for finding in doctor.run_all()]
+    assert names == [
+        "python",
+        "docker",
+        "debootstrap",
+        "go",
+        "exporter",
+        "ansible-playbook",
+        "just",
+        "disk",
+        "cgroup",
+    ]

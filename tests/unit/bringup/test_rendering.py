@@ -31,7 +31,9 @@ CASES = [("default.yaml", "docker"), ("default.yaml", "ssh"), ("superpod.yaml", 
 
 
 def _role_defaults() -> dict[str, Any]:
-    merged: dict[str, Any] = yaml.safe_load((ANSIBLE_DIR / "group_vars" / "all.yml").read_text())
+    merged: dict[str, Any] = {}
+    for group_vars in sorted((ANSIBLE_DIR / "group_vars" / "all").glob("*.yml")):
+        merged.update(yaml.safe_load(group_vars.read_text()))
     for role in sorted({*TEMPLATES.values()}):
         defaults = ANSIBLE_DIR / "roles" / role / "defaults" / "main.yml"
         merged.update(yaml.safe_load(defaults.read_text()) or {})

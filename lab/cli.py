@@ -320,11 +320,12 @@ def fault_xid(
     update NodeName=NODE State=RESUME`.
     """
     from lab.bringup.faults import FaultError, inject_xid
+    from lab.dcgm.shim import write_injected_xid
 
     try:
         client = engine.require_engine()
         model = lifecycle.running_blueprint(lifecycle.resolve_lab(client, lab))
-        path = inject_xid(model, node, gpu, code)
+        path = inject_xid(model, node, gpu, code, write_injected_xid)
     except (*KNOWN_ERRORS, FaultError) as error:
         _fail(error)
     typer.echo(f"{node} GPU {gpu}: XID {code} ({path})")

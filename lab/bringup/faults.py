@@ -7,10 +7,10 @@ GPU, the node's health check drains the node, and lab-gpu-app on that GPU dies l
 
 from __future__ import annotations
 
-import os
+from collections.abc import Callable
 from pathlib import Path
 
-from lab.contract import shared_dir
+from lab.contract import XID_DIR, shared_dir
 from lab.spec.slurm_blueprint import Blueprint
 
 MAX_XID = 1000  # NVIDIA's XID catalogue numbers stay well below this
@@ -20,12 +20,15 @@ class FaultError(ValueError):
     """A fault that names no real node, GPU or XID; the message says what is allowed."""
 
 
-def xid_path(lab: str, node: str, gpu: int) -> Path:
-    return shared_dir(lab) / "xid" / node / str(gpu)
+def xid_dir(lab: str) -> Path:
+    return shared_dir(lab) / XID_DIR
 
 
-def inject_xid(blueprint: Blueprint, node: str, gpu: int, code: int) -> Path:
-    """Set ``node``'s GPU ``gpu`` to XID ``code`` (0 clears it). Atomic: the shim never reads half."""
+def inject_xid(
+    blueprint: Blueprint, node: str, gpu: int, code: int, write: Callable[[Path, str, int, int], Path]
+) -> Path:
+    """Set ``node``'s GPU ``gpu`` to XID ``code`` (0 clears it) with ``write``, the shim's own writer
+    (``lab.dcgm.shim.write_injected_xid``), once the fault names a real node, GPU and XID."""
     if node not in blueprint.nodes.names:
         raise FaultError(f"lab '{blueprint.name}' has no node {node!r}; nodes: {blueprint.nodes.names[0]} …")
     if not 0 <= gpu < blueprint.nodes.shape.gpus:
@@ -34,9 +37,4 @@ def inject_xid(blueprint: Blueprint, node: str, gpu: int, code: int) -> Path:
         raise FaultError(
             f"XID {code} is out of range: use 1..{MAX_XID - 1} (79: GPU has fallen off the bus), 0 clears"
         )
-    path = xid_path(blueprint.name, node, gpu)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{gpu}.tmp")
-    temporary.write_text(f"{code}\n", encoding="ascii")
-    os.replace(temporary, path)
-    return path
+    return write(xid_dir(blueprint.name), node, gpu, code)

@@ -22,7 +22,7 @@ from lab import promql, versions
 from lab.bringup import containers
 from lab.capture import exposition, families, signals
 from lab.capture.diff import Problem, diff
-from lab.dcgm import UPSTREAM_TAG
+from lab.dcgm.shim import UPSTREAM_TAG
 from lab.paths import PROJECT_ROOT, lab_state_dir
 from lab.progress import Progress
 

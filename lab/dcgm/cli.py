@@ -23,10 +23,11 @@ from lab import contract
 from lab.dcgm import UPSTREAM_TAG, h100, logfmt
 from lab.dcgm.counters import CountersError, load_counters
 from lab.dcgm.gpu_model import EMULATED_FIELDS
+from lab.dcgm.job_classes import JobClassesError, JobClassesReader, load_job_classes
 from lab.dcgm.logfmt import node_logger
 from lab.dcgm.node import EmulatedNode, NodeConfig
 from lab.dcgm.server import parse_listen_address, serve
-from lab.dcgm.workloads import DEFAULT_CLASS, PROFILES, JobClassesError, JobClassesFile, load_job_classes
+from lab.dcgm.workloads import DEFAULT_CLASS, PROFILES
 
 log = logging.getLogger("lab.dcgm")
 _TRUE = {"1", "t", "T", "TRUE", "true", "True"}
@@ -189,7 +190,9 @@ def build_nodes(argv: Sequence[str], env: Mapping[str, str]) -> list[EmulatedNod
     if args.job_classes.exists():  # present at start: it must be valid (the runner may write it later)
         load_job_classes(args.job_classes)
     return [
-        EmulatedNode(config, counters, job_classes=JobClassesFile(args.job_classes, node_logger(config.name)))
+        EmulatedNode(
+            config, counters, job_classes=JobClassesReader(args.job_classes, node_logger(config.name))
+        )
         for config in configs
     ]
 

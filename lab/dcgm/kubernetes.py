@@ -102,3 +102,21 @@ def apply_pods(samples: Iterable[Sample], pods: Mapping[str, PodInfo] | None) ->
             )
         )
     return out
+
+
+def pod_resources_document(mapping: Mapping[str, Mapping[int, PodInfo]]) -> str:
+    """The ``--pod-resources`` JSON that :func:`read_pod_resources` reads and the Run:ai construct
+    writes: ``{"nodes": {node: {gpu: {pod, …, class}}}}``."""
+    nodes = {
+        node: {
+            str(gpu): {
+                "pod": e.pod,
+                "namespace": e.namespace,
+                "container": e.container,
+                "class": e.workload_class,
+            }
+            for gpu, e in sorted(gpus.items())
+        }
+        for node, gpus in sorted(mapping.items())
+    }
+    return json.dumps({"nodes": nodes}, indent=1, sort_keys=True) + "\n"

@@ -21,11 +21,12 @@ from lab.dcgm.counters import Counter, metric_families
 from lab.dcgm.device import node_gpus
 from lab.dcgm.gpu_model import GpuModel
 from lab.dcgm.hpc import HpcJobMapper, JobMappingError, apply_hpc_jobs
+from lab.dcgm.job_classes import JobClassesReader
 from lab.dcgm.kubernetes import PodInfo, PodResourcesError, apply_pods, read_pod_resources
 from lab.dcgm.logfmt import node_logger
 from lab.dcgm.rendermetrics import RenderError, render
 from lab.dcgm.samples import Sample
-from lab.dcgm.workloads import JobClassesFile, WorkloadProfile, profile_for
+from lab.dcgm.workloads import WorkloadProfile, profile_for
 from lab.dcgm.xid import read_injected_xid, xid_attributes
 
 XID_FIELD = "DCGM_FI_DEV_XID_ERRORS"
@@ -70,7 +71,7 @@ class EmulatedNode:
         config: NodeConfig,
         counters: Sequence[Counter],
         *,
-        job_classes: Mapping[str, str] | JobClassesFile | None = None,
+        job_classes: Mapping[str, str] | JobClassesReader | None = None,
         clock: Callable[[], float] = time.monotonic,
         log: logging.Logger | None = None,
     ) -> None:
@@ -81,7 +82,7 @@ class EmulatedNode:
         self._label_fields = [counter.field_name for counter in counters if counter.is_label]
         # Read once per scrape: a file the runner keeps rewriting, or a fixed map.
         self._job_classes: Callable[[], Mapping[str, str]]
-        if isinstance(job_classes, JobClassesFile):
+        if isinstance(job_classes, JobClassesReader):
             self._job_classes = job_classes.current
         else:
             fixed = dict(job_classes or {})

@@ -7,18 +7,14 @@ Basis (shared/reference/workloads.md): Seren (InternLM/AcmeTrace, NSDI'24) DCGM 
 idle, and idle (unallocated) GPUs supply the zeros. Every profile is (mean, sd) of a clipped normal
 draw per scrape, plus the share of scrapes that see a stall (data loading, checkpoint, think time).
 
-``--job-classes FILE`` (lab-only) maps job ids (Slurm) or ``namespace/pod`` (Kubernetes) to a
-class: ``{"4711": "inference", "team-a/notebook-0": "interactive"}``. Jobs not listed are
-``training`` (DEFAULT_CLASS), the Seren-like batch majority.
+Jobs not in the job-classes file (:mod:`lab.dcgm.job_classes`) are ``training`` (DEFAULT_CLASS), the
+Seren-like batch majority.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 Spread = tuple[float, float]  # (mean, standard deviation)
 
@@ -87,55 +83,6 @@ PROFILES: dict[str, WorkloadProfile] = {
     ),
 }
 DEFAULT_CLASS = "training"
-
-
-class JobClassesError(ValueError):
-    """The job-classes file cannot be used; the message names the file and the fix."""
-
-
-def load_job_classes(path: Path) -> dict[str, str]:
-    """Read ``{"<job id or namespace/pod>": "<class>"}`` and check every class exists."""
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise JobClassesError(f"{path}: cannot read job classes: {error.strerror}") from error
-    except json.JSONDecodeError as error:
-        raise JobClassesError(f"{path}: invalid JSON at line {error.lineno}: {error.msg}") from error
-    if not isinstance(document, dict):
-        raise JobClassesError(f'{path}: expected an object like {{"4711": "training"}}')
-    classes: dict[str, str] = {}
-    for key, value in document.items():
-        if value not in PROFILES:
-            raise JobClassesError(
-                f"{path}: job {key!r} has class {value!r}; use one of {', '.join(PROFILES)}"
-            )
-        classes[str(key)] = str(value)
-    return classes
-
-
-class JobClassesFile:
-    """A job-classes file that the workload runner keeps rewriting (atomically): re-read whenever
-    its mtime changes, checked on each scrape. A missing or broken file keeps the last good map."""
-
-    def __init__(self, path: Path, log: logging.Logger) -> None:
-        self.path = path
-        self.log = log
-        self._stamp: tuple[int, int] | None = None
-        self._classes: dict[str, str] = {}
-
-    def current(self) -> dict[str, str]:
-        try:
-            status = self.path.stat()
-        except OSError:
-            return self._classes
-        stamp = (status.st_mtime_ns, status.st_ino)
-        if stamp != self._stamp:
-            self._stamp = stamp
-            try:
-                self._classes = load_job_classes(self.path)
-            except JobClassesError as error:
-                self.log.warning("%s; keeping the previous job classes", error)
-        return self._classes
 
 
 def profile_for(key: str, classes: Mapping[str, str], explicit: str | None = None) -> WorkloadProfile:

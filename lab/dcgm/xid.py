@@ -17,6 +17,7 @@ import logging
 from pathlib import Path
 
 from lab.dcgm.samples import ERR_CODE_ATTRIBUTE, ERR_MSG_ATTRIBUTE, Pairs
+from lab.paths import atomic_write
 
 UNKNOWN_ERROR = "Unknown Error"
 
@@ -204,6 +205,14 @@ def xid_attributes(code: int) -> Pairs:
     """``err_code``/``err_msg`` exactly as the collector sets them."""
     text = XID_TEXT[code] if 0 <= code < len(XID_TEXT) else UNKNOWN_ERROR
     return ((ERR_CODE_ATTRIBUTE, str(code)), (ERR_MSG_ATTRIBUTE, text))
+
+
+def write_injected_xid(fault_dir: Path, node: str, gpu: int, code: int) -> Path:
+    """Set ``node``'s GPU ``gpu`` to XID ``code`` (0 clears it), atomically: the shim never reads half.
+    Mode 0644: lab-gpu-app reads it as the job's user."""
+    path = fault_dir / node / str(gpu)
+    atomic_write(path, f"{code}\n", mode=0o644)
+    return path
 
 
 def read_injected_xid(fault_dir: Path, node: str, gpu: int, log: logging.Logger) -> int | None:

@@ -14,7 +14,7 @@ from typing import Annotated, NoReturn, TextIO
 import typer
 
 from lab import contract
-from lab.dcgm.server import parse_listen_address
+from lab.dcgm.shim import parse_listen_address
 from lab.paths import state_root
 from lab.runai import KAI_VERSION, RUNAI_DOCS_VERSION
 from lab.runai.headless import build

@@ -9,16 +9,20 @@ exactly. Without an in-process hook in lab.dcgm, the file is the hand-over (desc
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.dcgm import h100
-from lab.dcgm.counters import load_counters
-from lab.dcgm.gpu_model import EMULATED_FIELDS
-from lab.dcgm.node import EmulatedNode, NodeConfig
+from lab.dcgm.shim import (
+    FB_TOTAL_MIB,
+    EmulatedNode,
+    NodeConfig,
+    PodInfo,
+    emulated_counters,
+    pod_resources_document,
+    write_injected_xid,
+)
 from lab.paths import atomic_write
 
 GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
@@ -28,36 +32,11 @@ FB_RESERVED = "DCGM_FI_DEV_FB_RESERVED"
 
 
 @dataclass(frozen=True, slots=True)
-class PodEntry:
-    pod: str
-    namespace: str
-    container: str
-    workload_class: str
-
-
-@dataclass(frozen=True, slots=True)
 class GpuStat:
     util_pct: float
     fb_used_mib: float
     fb_total_mib: float
     uuid: str
-
-
-def pod_resources_document(mapping: Mapping[str, Mapping[int, PodEntry]]) -> str:
-    """The ``--pod-resources`` JSON lab.dcgm reads: ``{"nodes": {node: {gpu: {pod, …, class}}}}``."""
-    nodes = {
-        node: {
-            str(gpu): {
-                "pod": e.pod,
-                "namespace": e.namespace,
-                "container": e.container,
-                "class": e.workload_class,
-            }
-            for gpu, e in sorted(gpus.items())
-        }
-        for node, gpus in sorted(mapping.items())
-    }
-    return json.dumps({"nodes": nodes}, indent=1, sort_keys=True) + "\n"
 
 
 class DcgmBridge:
@@ -73,7 +52,7 @@ class DcgmBridge:
         self.pod_resources = out_dir / "pod-resources.json"
         self.fault_dir = out_dir / "faults"
         self.fault_dir.mkdir(parents=True, exist_ok=True)
-        counters = load_counters(supported_fields=EMULATED_FIELDS)
+        counters = emulated_counters()
         self.nodes: dict[str, EmulatedNode] = {}
         for name, gpus, model in nodes:
             config = NodeConfig(
@@ -92,7 +71,7 @@ class DcgmBridge:
         self._last_document = ""
         self.write({})
 
-    def write(self, mapping: Mapping[str, Mapping[int, PodEntry]]) -> bool:
+    def write(self, mapping: Mapping[str, Mapping[int, PodInfo]]) -> bool:
         """Replace the pod-resources file when the assignment changed; True when written."""
         document = pod_resources_document(mapping)
         if document == self._last_document:
@@ -102,9 +81,7 @@ class DcgmBridge:
         return True
 
     def inject_xid(self, node: str, gpu: int, code: int) -> Path:
-        path = self.fault_dir / node / str(gpu)
-        atomic_write(path, f"{code}\n")
-        return path
+        return write_injected_xid(self.fault_dir, node, gpu, code)
 
     def gpu_stats(self) -> dict[tuple[str, int], GpuStat]:
         """Utilisation and framebuffer of every GPU, drawn from the same models the targets serve."""
@@ -127,7 +104,7 @@ class DcgmBridge:
                 out[(name, gpu)] = GpuStat(
                     values.get((gpu, GPU_UTIL), 0.0),
                     values.get((gpu, FB_USED), 0.0),
-                    total or float(h100.FB_TOTAL_MIB),
+                    total or float(FB_TOTAL_MIB),
                     uuid,
                 )
         return out

@@ -15,10 +15,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from lab.dcgm.shim import PodInfo
 from lab.runai import schedlog
 from lab.runai.arrivals import Arrivals, rand_uuid, suffix
 from lab.runai.cluster_state import ACTIVE, ALLOCATED, CONTAINER, Node, Phase, Pod, PodPhase, Workload
-from lab.runai.dcgm_bridge import DcgmBridge, GpuStat, PodEntry
+from lab.runai.dcgm_bridge import DcgmBridge, GpuStat
 from lab.runai.k8s_events import EventLog
 from lab.runai.scheduler import DepartmentSpec, Job, QueueSpec, Session, SessionResult, Snapshot
 from lab.runai.shard_metrics import ShardMetrics
@@ -276,8 +277,8 @@ class Simulation:
                 self.log_lines[pool] += 1
 
     # --- DCGM ---------------------------------------------------------------------------------
-    def pod_map(self) -> dict[str, dict[int, PodEntry]]:
-        mapping: dict[str, dict[int, PodEntry]] = {}
+    def pod_map(self) -> dict[str, dict[int, PodInfo]]:
+        mapping: dict[str, dict[int, PodInfo]] = {}
         for w in self.workloads.values():
             if w.phase not in ALLOCATED:
                 continue
@@ -285,7 +286,7 @@ class Simulation:
                 if pod.node is None:
                     continue
                 for gpu in pod.gpus:
-                    mapping.setdefault(pod.node, {})[gpu] = PodEntry(
+                    mapping.setdefault(pod.node, {})[gpu] = PodInfo(
                         pod.name, w.namespace, CONTAINER, w.dcgm_class
                     )
         return mapping

@@ -8,7 +8,6 @@ the endless ``Model.jobs(seed)``). Time is compressed by ``time_scale``: a job p
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from lab.paths import atomic_write
+from lab.dcgm.shim import JobClassesWriter
 from lab.workload.plan import PlannedJob, lab_limit_minutes
 from lab.workload.submit import NodeShape, RestClient, SubmitError, job_description
 from lab.workload.summary import RunSummary, base_state, duration, summarise
@@ -61,20 +60,6 @@ class RunOptions:
     max_consecutive_errors: int = 10  # failed polls or cancels (each already retried) before giving up
 
 
-class JobClassesFile:
-    """``{"<job id>": "<class>"}`` for the DCGM shim's ``--job-classes``; replaced atomically."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._written: dict[str, str] | None = None
-
-    def write(self, classes: dict[str, str]) -> None:
-        if classes == self._written:
-            return
-        atomic_write(self.path, json.dumps(classes, sort_keys=True) + "\n", mode=0o644)  # the shim reads it
-        self._written = dict(classes)
-
-
 @dataclass
 class _Tracked:
     job: PlannedJob
@@ -113,7 +98,7 @@ def run(
         shape=shape,
         seed=seed,
         stop=stop or threading.Event(),
-        classes=JobClassesFile(job_classes) if job_classes else None,
+        classes=JobClassesWriter(job_classes) if job_classes else None,
         options=options or RunOptions(),
         say=progress or (lambda _message: None),
         clock=clock or SystemClock(),
@@ -131,7 +116,7 @@ class _Runner:
         shape: NodeShape,
         seed: int,
         stop: threading.Event,
-        classes: JobClassesFile | None,
+        classes: JobClassesWriter | None,
         options: RunOptions,
         say: Callable[[str], None],
         clock: Clock,

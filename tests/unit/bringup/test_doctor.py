@@ -7,6 +7,7 @@ import pytest
 
 from lab.bringup import doctor
 from lab.bringup.doctor import Finding
+from lab.slurm_exporter.binary import SOURCE_ENV
 
 
 def which_of(found: dict[str, str]) -> Callable[[str], str | None]:
@@ -91,7 +92,11 @@ def test_a_reachable_daemon_passes() -> None:
     pings: list[float] = []
 
     def from_env(timeout: float) -> Any:
-        return SimpleNamespace(ping=lambda: pings.append(timeout) or True)
+        def ping() -> bool:
+            pings.append(timeout)
+            return True
+
+        return SimpleNamespace(ping=ping)
 
     finding = doctor.check_docker(from_env=from_env, which=which_of({"docker": "/usr/bin/docker"}))
     assert finding.ok
@@ -108,7 +113,7 @@ def test_exporter_source_prefers_the_cache_then_the_environment_then_the_archive
     missing = doctor.check_exporter_source(cache, archive, {})
     assert not missing.ok and "--no-exporter" in missing.fix
 
-    assert not doctor.check_exporter_source(cache, archive, {doctor.SOURCE_ENV: str(tmp_path / "nope")}).ok
+    assert not doctor.check_exporter_source(cache, archive, {SOURCE_ENV: str(tmp_path / "nope")}).ok
     archive.parent.mkdir()
     archive.write_text("")
     assert doctor.check_exporter_source(cache, archive, {}).ok

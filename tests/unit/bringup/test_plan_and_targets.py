@@ -8,6 +8,7 @@ import pytest
 
 from lab import contract
 from lab.bringup import container_specs, faults, render
+from lab.dcgm.shim import write_injected_xid
 from lab.kinds import runai_lab
 from lab.paths import BLUEPRINTS_DIR
 from lab.spec import slurm_blueprint as blueprint
@@ -108,9 +109,10 @@ def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_xid_fault_is_written_atomically_where_the_shim_reads_it(
     default_data: dict[str, Any], isolated_state: Path
 ) -> None:
-    path = faults.inject_xid(blueprint.parse(default_data), "dgx-003", 5, 79)
+    path = faults.inject_xid(blueprint.parse(default_data), "dgx-003", 5, 79, write_injected_xid)
     assert path == isolated_state / "default" / "shared" / "xid" / "dgx-003" / "5"
     assert path.read_text() == "79\n"
+    assert path.stat().st_mode & 0o777 == 0o644, "lab-gpu-app reads it as the job's user"
     assert [p.name for p in path.parent.iterdir()] == ["5"], "no temporary file left behind"
 
 
@@ -122,5 +124,5 @@ def test_bad_faults_name_what_is_allowed(
     default_data: dict[str, Any], isolated_state: Path, node: str, gpu: int, code: int, message: str
 ) -> None:
     with pytest.raises(faults.FaultError, match=message):
-        faults.inject_xid(blueprint.parse(default_data), node, gpu, code)
+        faults.inject_xid(blueprint.parse(default_data), node, gpu, code, write_injected_xid)
     assert not (isolated_state / "default" / "shared" / "xid").exists()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lab.dcgm.cli import UsageError, build_nodes, build_parser, node_configs, run
-from lab.dcgm.workloads import JobClassesError
+from lab.dcgm.job_classes import JobClassesError
 
 
 def configs(argv: list[str], env: dict[str, str] | None = None) -> list:  # type: ignore[type-arg]

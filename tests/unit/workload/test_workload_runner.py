@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lab.bringup.slurmrestd import Credentials
-from lab.dcgm.workloads import load_job_classes
+from lab.dcgm.job_classes import load_job_classes
 from lab.workload.plan import Model, Plan, PlannedJob, plan
 from lab.workload.runner import RunOptions, run
 from lab.workload.submit import NodeShape, RestClient, SubmitError

@@ -3,7 +3,7 @@ import logging
 import os
 from pathlib import Path
 
-from lab.dcgm.workloads import JobClassesFile
+from lab.dcgm.job_classes import JobClassesReader
 
 
 def _replace(path: Path, text: str) -> None:
@@ -14,7 +14,7 @@ def _replace(path: Path, text: str) -> None:
 
 def test_job_classes_follow_the_runner_rewriting_the_file(tmp_path: Path) -> None:
     path = tmp_path / "classes.json"
-    source = JobClassesFile(path, logging.getLogger("test"))
+    source = JobClassesReader(path, logging.getLogger("test"))
     assert source.current() == {}
     _replace(path, json.dumps({"41": "inference"}))
     assert source.current() == {"41": "inference"}

@@ -27,7 +27,7 @@ INPUTS_LABEL = "org.aifactory-lab.inputs"
 SLURM_ROLES = ("controller", "dbd", "restd", "node")
 PARENTS = ("BASE", "ROOT_IMAGE")  # build args that name the image built upon
 # The foundation modules the node and Run:ai images run with (stdlib only; tests/unit/test_layers.py).
-IMAGE_MODULES = ("paths.py", "versions.py", "contract.py")
+IMAGE_MODULES = ("paths.py", "versions.py", "contract.py", "exposition.py")
 EXECUTABLES = ("policy-rc.d", "lab-daemon", "lab-gpu-app", ".sh")  # context files that keep the execute bit
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 _PEM = re.compile(rb"-----BEGIN CERTIFICATE-----\r?\n.+?\r?\n-----END CERTIFICATE-----", re.DOTALL)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from lab.capture.exposition import Family
+from lab.exposition import Family
 
 MAX_VALUES_KEPT = 20  # example values kept per label; the count is always exact
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import docker
 
-from lab import promql, versions
+from lab import exposition, promql, versions
 from lab.bringup import containers
-from lab.capture import exposition, families, signals
+from lab.capture import families, signals
 from lab.capture.diff import Problem, diff
 from lab.dcgm.shim import UPSTREAM_TAG
 from lab.paths import PROJECT_ROOT, lab_state_dir

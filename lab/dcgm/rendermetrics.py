@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from decimal import Decimal
 
 from lab.dcgm.counters import Counter
 from lab.dcgm.samples import (
@@ -32,50 +31,11 @@ from lab.dcgm.samples import (
     UUID_LABEL,
     Sample,
 )
+from lab.exposition import escape_help, escape_label_value, go_float
 
 
 class RenderError(ValueError):
     """The exporter would answer this scrape with HTTP 500."""
-
-
-def go_float(value: float) -> str:
-    """Format like Go ``strconv.FormatFloat(v, 'g', -1, 64)`` with expfmt's special cases."""
-    if value == 0:
-        return "0"
-    if value == 1:
-        return "1"
-    if value == -1:
-        return "-1"
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    # repr() gives the shortest round-tripping digits, as Go's shortest formatting does.
-    sign, digit_tuple, exponent = Decimal(repr(value)).as_tuple()
-    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
-    assert isinstance(exponent, int)
-    # Decimal point position: value = 0.<digits> * 10**point.
-    point = len(digit_tuple) + exponent
-    prefix = "-" if sign else ""
-    exp10 = point - 1
-    if exp10 < -4 or exp10 >= 6:  # Go: %e when exp < -4 || exp >= eprec (6 when shortest)
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{prefix}{mantissa}e{'-' if exp10 < 0 else '+'}{abs(exp10):02d}"
-    if point <= 0:
-        return f"{prefix}0.{'0' * -point}{digits}"
-    if point >= len(digits):
-        return f"{prefix}{digits}{'0' * (point - len(digits))}"
-    return f"{prefix}{digits[:point]}.{digits[point:]}"
-
-
-def escape_label_value(value: str) -> str:
-    if "\\" not in value and "\n" not in value and '"' not in value:
-        return value
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
 
 
 def sample_labels(sample: Sample) -> list[tuple[str, str]]:

@@ -18,8 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 from lab.dcgm.node import EmulatedNode, ScrapeError
+from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
 
-PROMETHEUS_TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 PLAIN_TEXT = "text/plain; charset=utf-8"
 INDEX_HTML = b"""<html>
 \t\t\t<head><title>GPU Exporter</title></head>

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from lab.dcgm.rendermetrics import escape_help, escape_label_value, go_float
+from lab.exposition import escape_help, escape_label_value, go_float
 from lab.runai.sourced_families import ALL_FAMILIES, KSM_FAMILIES
 
 Labels = tuple[tuple[str, str], ...]

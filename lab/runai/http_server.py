@@ -22,9 +22,9 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from lab.dcgm.server import PROMETHEUS_TEXT_CONTENT_TYPE as PROMETHEUS_TEXT
 from lab.dcgm.shim import ListeningHTTPServer, RunningShim
 from lab.dcgm.shim import serve as serve_dcgm
+from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE as PROMETHEUS_TEXT
 from lab.runai import telemetry
 from lab.runai.headless import kai_metrics, main_metrics
 from lab.runai.simulation import Simulation

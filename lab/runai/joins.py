@@ -13,30 +13,10 @@ rows; :func:`evaluate` applies the same join to parsed scrapes, for unit tests w
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 Series = tuple[str, dict[str, str], float]
-
-_LINE = re.compile(r"^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>.*)\})? (?P<value>\S+)$")
-_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def parse_exposition(text: str) -> list[Series]:
-    out: list[Series] = []
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        match = _LINE.match(line)
-        if match is None:
-            raise ValueError(f"not an exposition line: {line!r}")
-        found = _LABEL.findall(match["labels"] or "")
-        labels = {
-            k: re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), v) for k, v in found
-        }
-        out.append((match["name"], labels, float(match["value"])))
-    return out
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -1,4 +1,5 @@
-from lab.capture import exposition, families, signals
+from lab import exposition
+from lab.capture import families, signals
 from lab.capture.diff import diff
 
 SCRAPE_1 = """# HELP up_gpus GPUs.

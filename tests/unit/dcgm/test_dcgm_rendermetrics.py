@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from lab.dcgm.counters import Counter
-from lab.dcgm.rendermetrics import RenderError, go_float, label_signature, render
+from lab.dcgm.rendermetrics import RenderError, label_signature, render
 from lab.dcgm.samples import Sample
+from lab.exposition import go_float
 
 from .dcgm_testing import FIXTURES, parse_line, sample_lines
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from lab.exposition import parse_samples
 from lab.runai.headless import fault_walk, main_metrics, run_headless
-from lab.runai.joins import Series, evaluate, parse_exposition
+from lab.runai.joins import Series, evaluate
 from lab.runai.simulation import Simulation
 from lab.runai.sourced_families import ALL_FAMILIES
 
@@ -19,9 +20,9 @@ def test_join_walk_finds_the_failed_pod_gpu_and_node(tmp_path: Path) -> None:
     history: list[list[Series]] = []
 
     def scrape(sim: Simulation) -> None:
-        series = parse_exposition(main_metrics(sim))
+        series = parse_samples(main_metrics(sim))
         for node in sim.dcgm.nodes.values():
-            series += parse_exposition(node.scrape())
+            series += parse_samples(node.scrape())
         history.append(series)
 
     run = run_headless(shipped(), "gpu-fault", steps=120, out_dir=tmp_path, on_step=scrape)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lab.exposition import parse_samples
 from lab.runai.cluster_state import ALLOCATED, Phase
-from lab.runai.joins import parse_exposition
 from lab.runai.simulation import Simulation
 
 from .helpers import fresh
@@ -15,7 +15,7 @@ def dcgm_pods(sim: Simulation) -> dict[tuple[str, int], tuple[str, str, str]]:
     """(node, gpu) -> (pod, namespace, container) as the shim's targets label them right now."""
     out: dict[tuple[str, int], tuple[str, str, str]] = {}
     for name, node in sim.dcgm.nodes.items():
-        for family, labels, _ in parse_exposition(node.scrape()):
+        for family, labels, _ in parse_samples(node.scrape()):
             if family == "DCGM_FI_DEV_GPU_UTIL" and "pod" in labels:
                 out[(labels["Hostname"], int(labels["gpu"]))] = (
                     labels["pod"],

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from lab.exposition import parse_samples
 from lab.runai.http_server import RunningConstruct
-from lab.runai.joins import parse_exposition
 from lab.runai.k8s_events import EVENT_SOURCES
 from lab.runai.sourced_families import ALL_FAMILIES, KSM_FAMILIES, SOURCES
 
@@ -47,7 +47,7 @@ def check_exposition(text: str) -> set[str]:
     families: set[str] = set()
     helps = dict(re.findall(r"^# HELP (\S+) (.*)$", text, re.M))
     types = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
-    for name, labels, _ in parse_exposition(text):
+    for name, labels, _ in parse_samples(text):
         base = re.sub(r"_(bucket|sum|count)$", "", name) if name not in ALL_FAMILIES else name
         assert base in ALL_FAMILIES, f"{name} is not in lab.runai.sourced_families (signals/runai.md)"
         spec = ALL_FAMILIES[base]
@@ -90,7 +90,7 @@ def test_dcgm_targets_serve_pod_labels(served: RunningConstruct) -> None:
         status, _, text = get(address, "/metrics")
         assert status == 200
         labelled += sum(
-            1 for _, labels, _ in parse_exposition(text) if labels.get("namespace", "").startswith("runai-")
+            1 for _, labels, _ in parse_samples(text) if labels.get("namespace", "").startswith("runai-")
         )
     assert labelled > 0
 

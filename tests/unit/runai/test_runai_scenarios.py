@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lab.exposition import parse_samples
 from lab.runai.cluster_state import Phase
 from lab.runai.headless import kai_metrics, main_metrics, run_headless
-from lab.runai.joins import parse_exposition
 from lab.runai.scenarios import GpuFaultHook
 from lab.runai.simulation import Simulation
 
@@ -53,7 +53,7 @@ def test_preemption_storm_evicts_many_and_churns_series(tmp_path: Path) -> None:
     def collect(sim: Simulation) -> None:
         for node in sim.dcgm.nodes.values():
             pods_seen.update(
-                labels["pod"] for _, labels, _ in parse_exposition(node.scrape()) if "pod" in labels
+                labels["pod"] for _, labels, _ in parse_samples(node.scrape()) if "pod" in labels
             )
 
     run = run_headless(shipped(), "preemption-storm", steps=150, out_dir=tmp_path, on_step=collect)
@@ -71,7 +71,7 @@ def test_preemption_storm_evicts_many_and_churns_series(tmp_path: Path) -> None:
     # Every evicted borrower is back to Pending with a new pod; its old pod's DCGM series ended.
     current = {p.name for w in run.sim.workloads.values() for p in w.live_pods()}
     assert len(pods_seen - current) >= len(evicts)
-    kai = parse_exposition(kai_metrics(run.sim, "default"))
+    kai = parse_samples(kai_metrics(run.sim, "default"))
     evicted = [v for name, labels, v in kai if name == "kai_pod_group_evicted_pods_total"]
     assert len(evicted) == len(evicts)
     assert all(
@@ -87,7 +87,7 @@ def test_gpu_fault_fails_the_pod_and_shows_the_xid_on_the_same_gpu(tmp_path: Pat
     assert fault.workload.pods[0].phase.value == "Failed"
     xids = [
         labels
-        for name, labels, v in parse_exposition(run.sim.dcgm.nodes[fault.node].scrape())
+        for name, labels, v in parse_samples(run.sim.dcgm.nodes[fault.node].scrape())
         if name == "DCGM_FI_DEV_XID_ERRORS" and v > 0
     ]
     assert [(x["gpu"], x["err_code"], x["err_msg"]) for x in xids] == [
@@ -104,7 +104,7 @@ def test_gpu_fault_fails_the_pod_and_shows_the_xid_on_the_same_gpu(tmp_path: Pat
     text = main_metrics(run.sim)
     phase = [
         labels
-        for name, labels, v in parse_exposition(text)
+        for name, labels, v in parse_samples(text)
         if name == "kube_pod_status_phase" and labels["pod"] == fault.pod and v == 1
     ]
     assert [p["phase"] for p in phase] == ["Failed"]
@@ -115,7 +115,7 @@ def test_workload_series_are_bounded_by_retention(tmp_path: Path) -> None:
     run = run_headless(shipped(), "quota-exhaustion", steps=720, out_dir=tmp_path)
     ids = {
         labels["workload_id"]
-        for name, labels, _ in parse_exposition(main_metrics(run.sim))
+        for name, labels, _ in parse_samples(main_metrics(run.sim))
         if name == "runai_wait_time_seconds_per_workload"
     }
     finished = sum(1 for w in run.sim.workloads.values() if w.finished_at is not None)

@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.capture import exposition
+from lab import exposition
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "dcgm-exporter-4.5.3-4.8.2"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dcgm-exporter-4.5.3-4.8.2"
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.prom")) or [None], ids=str)

@@ -94,10 +94,11 @@ def bench_plan(rate: float, label: str) -> list[str]:
 def bench_submit(blueprint_path: Path, count: int) -> list[str]:
     import docker
 
-    from lab.workload import live
+    from lab import kinds
+    from lab.workload.submit import connect
 
     client = docker.from_env()
-    rest = live.connect(client, load(blueprint_path).name)
+    rest = connect(kinds.attach(client, load(blueprint_path).name))
     host = urllib.parse.urlsplit(rest.base_url).hostname
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit(f"slurmrestd is at {rest.base_url}: this benchmark only talks to loopback")

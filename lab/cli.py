@@ -12,14 +12,15 @@ from typing import Annotated, NoReturn
 import docker
 import typer
 
-from lab import contract, versions
-from lab.bringup import engine, images, keys, lifecycle, lock
+from lab import contract, kinds, versions
+from lab.bringup import engine, images, keys, lifecycle, lock, running
 from lab.bringup.provision import write_inventory
 from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
 from lab.progress import Progress
 from lab.promql import PrometheusError
 from lab.slurm_exporter.binary import ExporterError
 from lab.spec import slurm_blueprint as blueprint_module
+from lab.spec.runai_blueprint import RunaiBlueprintError
 
 app = typer.Typer(
     help=(
@@ -49,7 +50,8 @@ KNOWN_ERRORS = (
     engine.PrerequisiteError,
     images.ImageBuildError,
     keys.KeysError,
-    lifecycle.LabError,
+    running.LabError,
+    RunaiBlueprintError,
     lock.LabBusyError,
     ExporterError,
 )
@@ -112,42 +114,36 @@ def up(
     Idempotent: run it again after editing the blueprint and only what changed is redone. As root on
     Debian it installs and starts a missing container engine (docker.io) and debootstrap.
     """
+    from lab.workload import background
+
     progress = Progress(quiet=quiet)
-    from lab.bringup.provision import ProvisionError
-    from lab.bringup.slurmrestd import RestError
-    from lab.kinds import runai_lab
-
-    build = images.BuildOptions(
-        base_image=base_image, ca_bundle=None if ca_bundle == "none" else Path(ca_bundle), rebuild=rebuild
+    options = kinds.UpOptions(
+        build=images.BuildOptions(
+            base_image=base_image, ca_bundle=None if ca_bundle == "none" else Path(ca_bundle), rebuild=rebuild
+        ),
+        keep_on_failure=keep_on_failure,
+        exporter=exporter,
+        exporter_source=exporter_source,
+        scenario=scenario,
+        time_scale=time_scale,
+        seed=seed,
     )
-    if runai_lab.is_runai_blueprint(blueprint):
-        from lab.spec.runai_blueprint import RunaiBlueprintError
-
-        try:
-            runai = runai_lab.up(
-                blueprint, runai_lab.RunaiOptions(scenario, time_scale, seed), build, progress
-            )
-            urls = lifecycle.endpoints(engine.require_engine(), runai.name)
-        except (*KNOWN_ERRORS, ProvisionError, RunaiBlueprintError) as error:
-            _fail(error)
-        progress.say(f"Run:ai lab '{runai.name}' is up (scenario {scenario})")
-        for service, url in urls.items():
-            typer.echo(f"{service}: {url}")
-        return
     try:
-        model = blueprint_module.load(blueprint)
-        options = lifecycle.UpOptions(
-            build=build,
-            keep_on_failure=keep_on_failure,
-            workload=workload,
-            exporter=exporter,
-            exporter_source=exporter_source,
-        )
-        urls = lifecycle.up(model, blueprint, options, progress)
-    except (*KNOWN_ERRORS, ProvisionError, RestError) as error:
+        kind, model = kinds.load(blueprint)
+    except KNOWN_ERRORS as error:
         _fail(error)
-    progress.say(f"lab '{model.name}' is up: {len(model.nodes.names)} nodes × {model.nodes.shape.gpus} GPUs")
-    for service, url in urls.items():
+    try:
+        handle = kind.up(model, blueprint, options, progress)
+    except (*KNOWN_ERRORS, *kind.errors) as error:
+        _fail(error)
+    # The live workload starts after bring-up, from the blueprint the lab recorded.
+    if getattr(model, "workload", None) is not None and workload:
+        pid = background.start(handle.name, handle.state_dir / "blueprint.yaml")
+        progress.say(f"live workload running (pid {pid}, log {background.log_file(handle.name)})")
+    elif not workload and background.stop(handle.name):
+        progress.say("live workload stopped (--no-workload)")
+    progress.say(kind.up_message(model, options))
+    for service, url in handle.endpoints.items():
         typer.echo(f"{service}: {url}")
 
 
@@ -159,10 +155,14 @@ def down(
     ] = False,
 ) -> None:
     """Stop and remove the lab's containers and network (with --purge: volumes, keys, state too)."""
+    from lab.workload import background
+
     progress = Progress()
     try:
         client = engine.require_engine()
         name = lab if lab is not None else _lab_or_default(client)
+        if background.stop(name):
+            progress.say("live workload stopped")
         lifecycle.down(name, purge, progress)
     except KNOWN_ERRORS as error:
         _fail(error)
@@ -176,15 +176,19 @@ def status(
     """Containers, daemons, Slurm node states with GRES, and endpoint URLs."""
     try:
         client = engine.require_engine()
-        report = lifecycle.status(client, lifecycle.resolve_lab(client, lab))
+        name = running.resolve_lab(client, lab)
+        facts = kinds.kind_of(running.recorded_blueprint(name)).facts(name) if _recorded(name) else {}
+        report = lifecycle.status(client, name, facts)
     except KNOWN_ERRORS as error:
         _fail(error)
     if as_json:
         typer.echo(json.dumps(report, indent=2))
         return
     typer.echo(f"lab {report['lab']}")
-    typer.echo(f"slurm_exporter {versions.SLURM_EXPORTER_VERSION}: {report['slurm_exporter']}")
-    typer.echo(f"workload: {report['workload']}")
+    if "slurm_exporter" in report:
+        typer.echo(f"slurm_exporter {versions.SLURM_EXPORTER_VERSION}: {report['slurm_exporter']}")
+    if "workload" in report:
+        typer.echo(f"workload: {report['workload']}")
     for row in report["containers"]:
         daemons = " ".join(f"{d}={s}" for d, s in row["daemons"].items()) or "-"
         typer.echo(f"  {row['host']:<12} {row['role']:<10} {row['state']:<8} {daemons}")
@@ -212,7 +216,7 @@ def sh(
 
     try:
         client = engine.require_engine()
-        name = lifecycle.resolve_lab(client, lab)
+        name = running.resolve_lab(client, lab)
     except KNOWN_ERRORS as error:
         _fail(error)
     host = _host_for(client, name, service)
@@ -233,7 +237,7 @@ def _host_for(client: docker.DockerClient, lab: str, service: str) -> str:
         listing = container.exec_run(["test", "-d", f"/var/spool/slurm/slurmd-{service}"])
         if container.labels.get(contract.LABEL_ROLE) == "rack" and listing.exit_code == 0:
             return str(container.labels[contract.LABEL_HOST])
-    _fail(lifecycle.LabError(f"lab '{lab}' has no service or node '{service}'. See `lab status`."))
+    _fail(running.LabError(f"lab '{lab}' has no service or node '{service}'. See `lab status`."))
 
 
 @app.command()
@@ -246,16 +250,10 @@ def token(
 
     Use: curl -H "X-SLURM-USER-NAME: alice" -H "X-SLURM-USER-TOKEN: $(lab token --user alice)" URL
     """
-    from lab.bringup import containers
-    from lab.bringup.slurmrestd import RestError, issue_token
+    from lab.bringup.slurmrestd import RestError
 
     try:
-        client = engine.require_engine()
-        name = lifecycle.resolve_lab(client, lab)
-        controller = containers.find_container(client, name, "controller")
-        if controller is None:
-            raise lifecycle.LabError(f"lab '{name}' has no controller. Fix: `lab up`.")
-        typer.echo(issue_token(controller, user, lifespan).token)
+        typer.echo(kinds.attach(engine.require_engine(), lab).token(user, lifespan).token)
     except (*KNOWN_ERRORS, RestError) as error:
         _fail(error)
 
@@ -323,9 +321,12 @@ def fault_xid(
     from lab.dcgm.shim import write_injected_xid
 
     try:
-        client = engine.require_engine()
-        model = lifecycle.running_blueprint(lifecycle.resolve_lab(client, lab))
-        path = inject_xid(model, node, gpu, code, write_injected_xid)
+        handle = kinds.attach(engine.require_engine(), lab)
+        if handle.kind != "slurm":
+            raise running.LabError(
+                f"lab '{handle.name}' is a {handle.kind} lab: `lab fault xid` is for Slurm labs."
+            )
+        path = inject_xid(handle.blueprint, node, gpu, code, write_injected_xid)
     except (*KNOWN_ERRORS, FaultError) as error:
         _fail(error)
     typer.echo(f"{node} GPU {gpu}: XID {code} ({path})")
@@ -353,12 +354,9 @@ def capture(
 
     progress = Progress()
     try:
-        client = engine.require_engine()
-        name = lifecycle.resolve_lab(client, lab)
-        model = lifecycle.running_blueprint(name)
-        target = out or lab_state_dir(name) / "captures" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        url = f"http://127.0.0.1:{model.ports.prometheus}"
-        found = take(client, name, url, duration, interval, target, progress)
+        handle = kinds.attach(engine.require_engine(), lab)
+        target = out or handle.state_dir / "captures" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        found = take(handle, duration, interval, target, progress)
     except (*KNOWN_ERRORS, CaptureError, PrometheusError) as error:
         _fail(error)
     for job, entries in found.items():
@@ -398,7 +396,7 @@ def dump(
         failed = failed or bool(problems)
     if not results:
         _fail(
-            lifecycle.LabError(f"{capture_dir} has no construct to diff (no slurm, dcgm or runai inventory).")
+            running.LabError(f"{capture_dir} has no construct to diff (no slurm, dcgm or runai inventory).")
         )
     if failed:
         raise typer.Exit(1)
@@ -407,38 +405,20 @@ def dump(
 @app.command()
 def validate(blueprint: Annotated[Path, typer.Argument(help="Blueprint YAML to check.")]) -> None:
     """Check a blueprint without touching any container; prints a summary or every problem."""
-    from lab.kinds import runai_lab
-
-    if runai_lab.is_runai_blueprint(blueprint):
-        from lab.spec.runai_blueprint import RunaiBlueprintError
-        from lab.spec.runai_blueprint import load as load_runai
-
-        try:
-            runai = load_runai(blueprint)
-        except RunaiBlueprintError as error:
-            _fail(error)
-        nodes = runai_lab.node_names(runai)
-        typer.echo(
-            f"{blueprint}: Run:ai lab '{runai.name}', {len(runai.node_pools)} node pools, {len(nodes)} nodes"
-        )
-        return
     try:
-        model = blueprint_module.load(blueprint)
-        if model.workload is not None:
-            from lab.workload.plan import check_against
-
-            check_against(model, str(blueprint))
+        kind, model = kinds.load(blueprint)
+        line = kind.summary(model, str(blueprint))
     except KNOWN_ERRORS as error:
         _fail(error)
-    gpus = model.nodes.count * model.nodes.shape.gpus
-    typer.echo(
-        f"{blueprint}: lab '{model.name}', {model.nodes.count} nodes ({model.topology.layout}), {gpus} GPUs, "
-        f"{len(model.partitions)} partitions, {len(model.accounts)} accounts, {len(model.all_users)} users"
-    )
+    typer.echo(f"{blueprint}: {line}")
 
 
 def _lab_or_default(client: docker.DockerClient) -> str:
     try:
-        return lifecycle.resolve_lab(client, None)
-    except lifecycle.LabError:
+        return running.resolve_lab(client, None)
+    except running.LabError:
         return blueprint_module.load(DEFAULT_BLUEPRINT).name
+
+
+def _recorded(lab: str) -> bool:
+    return (lab_state_dir(lab) / "blueprint.yaml").exists()

@@ -14,7 +14,7 @@ import yaml
 
 from lab.bringup.keys import LabKeys
 from lab.bringup.render import Connection, inventory
-from lab.paths import ANSIBLE_DIR, lab_state_dir
+from lab.paths import ANSIBLE_DIR
 from lab.progress import Progress
 from lab.spec.slurm_blueprint import Blueprint
 
@@ -50,20 +50,6 @@ def key_vars(keys: LabKeys) -> dict[str, str]:
         "slurmdbd_jwt_key_src": str(keys.jwt_key),
         "slurmdbd_storage_pass_src": str(keys.db_password),
     }
-
-
-def provision(
-    blueprint: Blueprint, keys: LabKeys, progress: Progress, exporter_binary: Path | None = None
-) -> None:
-    private = lab_state_dir(blueprint.name) / "ansible"
-    # A lab shows an XID drain within one health-check run of 30 s instead of a real site's 300 s.
-    lab_vars: dict[str, Any] = {"dcgm_health_check_interval": 30}
-    if exporter_binary is not None:
-        lab_vars.update(slurm_exporter_binary_src=str(exporter_binary), slurm_exporter_enabled=True)
-    hosts = write_inventory(
-        blueprint, keys, private / "inventory" / "hosts.yml", slurm_exporter=exporter_binary is not None
-    )
-    run_playbook(private, hosts, lab_vars, progress)
 
 
 def run_playbook(private: Path, hosts: Path, extravars: dict[str, Any], progress: Progress) -> None:

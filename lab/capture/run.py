@@ -16,14 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import docker
-
 from lab import exposition, promql, versions
-from lab.bringup import containers
+from lab.bringup.running import RunningLab
 from lab.capture import families, signals
 from lab.capture.diff import Problem, diff
 from lab.dcgm.shim import UPSTREAM_TAG
-from lab.paths import PROJECT_ROOT, lab_state_dir
+from lab.paths import PROJECT_ROOT
 from lab.progress import Progress
 
 # Scrape job → the signals/ file that documents it. Prometheus' self-scrape is infrastructure.
@@ -58,19 +56,13 @@ class Target:
 
 
 def capture(
-    client: docker.DockerClient,
-    lab: str,
-    prometheus_url: str,
-    duration_s: float,
-    interval_s: float,
-    out: Path,
-    progress: Progress,
+    lab: RunningLab, duration_s: float, interval_s: float, out: Path, progress: Progress
 ) -> dict[str, dict[str, Any]]:
     """Scrape every active target ``duration_s / interval_s`` times, write the files, return inventories."""
-    scraper = containers.find_container(client, lab, "prometheus")
+    scraper = lab.container("prometheus")
     if scraper is None:
-        raise CaptureError(f"lab '{lab}' has no Prometheus container. Fix: `lab up`.")
-    targets = _scraped_targets(prometheus_url, progress)
+        raise CaptureError(f"lab '{lab.name}' has no Prometheus container. Fix: `lab up`.")
+    targets = _scraped_targets(lab.prometheus_url, progress)
     rounds = max(1, round(duration_s / interval_s))
     started = datetime.now(UTC)
     texts: dict[Target, list[tuple[str, str]]] = {target: [] for target in targets}
@@ -81,7 +73,7 @@ def capture(
         progress.say(f"capture round {number}/{rounds}: {len(targets)} targets")
         if number < rounds:
             time.sleep(max(0.0, interval_s - (time.monotonic() - began)))
-    header = _provenance(client, lab, started, rounds, interval_s)
+    header = _provenance(lab, started, rounds, interval_s)
     return _write(out, texts, header)
 
 
@@ -139,19 +131,17 @@ def _write(
     return inventories
 
 
-def _provenance(
-    client: docker.DockerClient, lab: str, started: datetime, rounds: int, interval_s: float
-) -> list[str]:
-    blueprint = lab_state_dir(lab) / "blueprint.yaml"
+def _provenance(lab: RunningLab, started: datetime, rounds: int, interval_s: float) -> list[str]:
+    blueprint = lab.state_dir / "blueprint.yaml"
     digest = hashlib.sha256(blueprint.read_bytes()).hexdigest()[:16] if blueprint.exists() else "unknown"
     packages = []
     for host, names in PACKAGES.items():
-        container = containers.find_container(client, lab, host)
+        container = lab.container(host)
         if container is not None:
             query = container.exec_run(["dpkg-query", "-W", "-f=${Package}=${Version} ", *names])
             packages.append(query.output.decode(errors="replace").strip())
     return [
-        f"# lab: {lab} (aifactory-lab {versions.LAB_VERSION}, commit {_git_commit()})",
+        f"# lab: {lab.name} (aifactory-lab {versions.LAB_VERSION}, commit {_git_commit()})",
         f"# blueprint: {blueprint.name} sha256:{digest}",
         f"# packages: {' '.join(packages)}",
         f"# started: {started.isoformat(timespec='seconds')}; {rounds} scrapes every {interval_s:g} s",

@@ -15,7 +15,8 @@ import docker
 import typer
 from docker.models.containers import Container
 
-from lab.bringup import containers, engine, lifecycle
+from lab import kinds
+from lab.bringup import engine, running
 from lab.churn import report as report_module
 from lab.churn.bound import EPILOG_GRACE_S, Tolerance
 from lab.churn.jobs import SacctError, parse_sacct
@@ -44,7 +45,7 @@ app = typer.Typer(
 _ERRORS = (
     ChurnError,
     SacctError,
-    lifecycle.LabError,
+    running.LabError,
     engine.PrerequisiteError,
     blueprint_module.BlueprintError,
     docker.errors.DockerException,
@@ -171,15 +172,10 @@ def _lab(
             scale,
             "--time-scale" if time_scale else "default",
         )
-    client = engine.require_engine()
-    name = lifecycle.resolve_lab(client, lab)
-    model = lifecycle.running_blueprint(name)
-    controller = None
-    if sacct is None:
-        controller = containers.find_container(client, name, "controller")
-        if controller is None or controller.status != "running":
-            raise lifecycle.LabError(f"lab '{name}' has no running controller for sacct. Fix: `lab up`.")
-    url = prometheus.rstrip("/") if prometheus else f"http://127.0.0.1:{model.ports.prometheus}"
+    handle = kinds.attach(engine.require_engine(), lab)
+    name, model = handle.name, handle.blueprint
+    controller = handle.controller() if sacct is None else None
+    url = prometheus.rstrip("/") if prometheus else handle.prometheus_url
     if time_scale is not None:
         return name, url, controller, time_scale, "--time-scale"
     if model.workload is not None:

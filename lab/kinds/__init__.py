@@ -1,1 +1,43 @@
-"""Lab kinds (Slurm, Run:ai): load, validate, up and down over the one bring-up."""
+"""Lab kinds (Slurm, Run:ai): load, validate, up, status facts, and attaching to a running lab, over the
+one bring-up of :mod:`lab.bringup.lifecycle`. A blueprint says its kind (`kind: slurm | runai`, default
+slurm); nothing is guessed from its other keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import docker
+
+from lab.bringup import running
+from lab.kinds.base import LabKind, UpOptions
+from lab.kinds.runai_lab import KIND as RUNAI
+from lab.kinds.slurm_lab import KIND as SLURM
+from lab.spec import strict
+from lab.spec.slurm_blueprint import BlueprintError
+
+KINDS: dict[str, LabKind] = {SLURM.name: SLURM, RUNAI.name: RUNAI}
+
+
+def kind_of(path: Path) -> LabKind:
+    """The kind a blueprint declares; an unknown one is an error that names the file and the kinds."""
+    data = strict.read_mapping(path, "blueprint", "kind, name, …", BlueprintError)
+    kind = data.get("kind", SLURM.name)
+    if kind not in KINDS:
+        raise BlueprintError(f"{path}: kind: {kind!r} is not a lab kind. Fix: use one of {', '.join(KINDS)}.")
+    return KINDS[str(kind)]
+
+
+def load(path: Path) -> tuple[LabKind, Any]:
+    kind = kind_of(path)
+    return kind, kind.load(path)
+
+
+def attach(client: docker.DockerClient, name: str | None) -> running.RunningLab:
+    """The running lab a command means (named, else the only one up), with its recorded blueprint."""
+    lab = running.resolve_lab(client, name)
+    kind, model = load(running.recorded_blueprint(lab))
+    return running.attach(client, lab, kind.name, model)
+
+
+__all__ = ["KINDS", "LabKind", "UpOptions", "attach", "kind_of", "load"]

@@ -7,36 +7,18 @@ pod-resources file land in .lab/<lab>/runai/ on the host.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from lab import contract
-from lab.bringup import container_specs, containers, engine, images, lock
-from lab.bringup.provision import run_playbook
+from lab.bringup import container_specs, engine, lifecycle, lock, running
+from lab.bringup.provision import ProvisionError
 from lab.contract import container_name
-from lab.paths import lab_state_dir, state_root
+from lab.kinds.base import UpOptions
+from lab.paths import lab_state_dir
 from lab.progress import Progress
-from lab.spec.runai_blueprint import RunaiBlueprint
+from lab.spec.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
 from lab.spec.runai_blueprint import load as load_runai
-
-
-@dataclass(frozen=True)
-class RunaiOptions:
-    scenario: str = "baseline"
-    time_scale: float = 1.0
-    seed: int = 0
-
-
-def is_runai_blueprint(path: Path) -> bool:
-    """A Run:ai blueprint declares node pools; a Slurm blueprint declares nodes."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return False
-    return isinstance(data, dict) and "node_pools" in data
 
 
 def node_names(model: RunaiBlueprint) -> list[str]:
@@ -94,27 +76,44 @@ def inventory(model: RunaiBlueprint) -> dict[str, Any]:
     }
 
 
-def up(source: Path, options: RunaiOptions, build: images.BuildOptions, progress: Progress) -> RunaiBlueprint:
-    model = load_runai(source)
-    state = lab_state_dir(model.name)
-    with lock.held(state, "up"):
-        client = engine.ensure_engine(progress)
-        engine.check_disk(state_root())
-        images.build_all(client, build, progress)
-        (state / "runai").mkdir(parents=True, exist_ok=True)
-        with progress.step(f"containers of lab '{model.name}'"):
-            containers.up(client, model.name, container_specs.runai_containers(model), progress)
-        private = state / "ansible"
-        hosts = private / "inventory" / "hosts.yml"
-        hosts.parent.mkdir(parents=True, exist_ok=True)
-        hosts.write_text(yaml.safe_dump(inventory(model), sort_keys=False), encoding="utf-8")
-        extravars = {
-            "runai_blueprint_src": str(source.resolve()),
-            "runai_scenario": options.scenario,
-            "runai_time_scale": options.time_scale,
-            "runai_seed": options.seed,
-        }
-        with progress.step("provisioning with Ansible"):
-            run_playbook(private, hosts, extravars, progress)
-        (state / "blueprint.yaml").write_bytes(source.read_bytes())
-    return model
+class RunaiKind:
+    name = "runai"
+    errors: tuple[type[Exception], ...] = (RunaiBlueprintError, ProvisionError)
+
+    def load(self, path: Path) -> RunaiBlueprint:
+        return load_runai(path)
+
+    def summary(self, model: RunaiBlueprint, source: str) -> str:
+        return (
+            f"Run:ai lab '{model.name}', {len(model.node_pools)} node pools, {len(node_names(model))} nodes"
+        )
+
+    def up(
+        self, model: RunaiBlueprint, source: Path, options: UpOptions, progress: Progress
+    ) -> running.RunningLab:
+        state = lab_state_dir(model.name)
+        rendered = lifecycle.Rendered(
+            name=model.name,
+            specs=container_specs.runai_containers(model),
+            inventory=inventory(model),
+            extravars={
+                "runai_blueprint_src": str(source.resolve()),
+                "runai_scenario": options.scenario,
+                "runai_time_scale": options.time_scale,
+                "runai_seed": options.seed,
+            },
+            blueprint_source=source,
+            state_dirs=(state / "runai",),
+        )
+        with lock.held(state, "up"):
+            lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
+        return running.attach(engine.require_engine(), model.name, self.name, model)
+
+    def up_message(self, model: RunaiBlueprint, options: UpOptions) -> str:
+        return f"Run:ai lab '{model.name}' is up (scenario {options.scenario})"
+
+    def facts(self, name: str) -> dict[str, str]:
+        return {}
+
+
+KIND = RunaiKind()

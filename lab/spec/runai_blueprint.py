@@ -159,6 +159,7 @@ class Clock(Strict):
 
 
 class RunaiBlueprint(Strict):
+    kind: Literal["runai"]  # lab/kinds: how `lab up` knows this is a Run:ai lab
     name: Name
     description: str = ""
     cluster_id: Annotated[

@@ -167,6 +167,7 @@ class Slurm(Strict):
 
 
 class Blueprint(Strict):
+    kind: Literal["slurm"] = "slurm"  # lab/kinds: a Run:ai blueprint says `kind: runai`
     name: Annotated[str, Field(pattern=NAME)]
     description: str = ""
     slurm: Slurm

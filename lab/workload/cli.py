@@ -13,16 +13,17 @@ from typing import Annotated, Any, NoReturn
 import docker
 import typer
 
-from lab.bringup import engine, lifecycle
+from lab import kinds
+from lab.bringup import engine, running
 from lab.bringup.slurmrestd import RestError
 from lab.paths import DEFAULT_BLUEPRINT
 from lab.progress import Progress
 from lab.spec import slurm_blueprint as blueprint_module
-from lab.workload import live
-from lab.workload.plan import Model, Plan, PlannedJob, check_against, lab_limit_minutes, plan
+from lab.spec.slurm_blueprint import BlueprintError
+from lab.workload.plan import Model, Plan, PlannedJob, check_against, lab_limit_minutes, plan, week_offset_now
 from lab.workload.runner import RunOptions, run
 from lab.workload.stats import describe
-from lab.workload.submit import NodeShape, SubmitError
+from lab.workload.submit import NodeShape, SubmitError, connect
 from lab.workload.summary import duration
 
 app = typer.Typer(
@@ -130,7 +131,7 @@ def run_command(
     stop = threading.Event()
     jobs: Any
     if live_mode:
-        jobs, planned_count = model.jobs(chosen_seed, live.week_offset_now(time.time())), None
+        jobs, planned_count = model.jobs(chosen_seed, week_offset_now(time.time())), None
     else:
         planned_plan: Plan = plan(model.blueprint, hours, chosen_seed, spec)
         jobs, planned_count = planned_plan.jobs, len(planned_plan.jobs)
@@ -146,8 +147,8 @@ def run_command(
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        client: docker.DockerClient = engine.require_engine()
-        rest = live.connect(client, lab)
+        handle = kinds.attach(engine.require_engine(), lab)
+        rest = connect(handle)
         summary = run(
             jobs,
             rest,
@@ -156,7 +157,7 @@ def run_command(
             seed=chosen_seed,
             planned=planned_count,
             stop=stop,
-            job_classes=job_classes or live.job_classes_path(lab),
+            job_classes=job_classes or handle.job_classes_path,
             options=RunOptions(output_dir=output_dir, drain=drain and not live_mode),
             progress=progress.say,
             trace_queue=(spec.queue.median_s, spec.queue.mean_s),
@@ -164,7 +165,8 @@ def run_command(
     except (
         SubmitError,
         RestError,
-        lifecycle.LabError,
+        running.LabError,
+        BlueprintError,
         engine.PrerequisiteError,
         docker.errors.DockerException,
     ) as error:

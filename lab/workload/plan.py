@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from itertools import takewhile
@@ -300,3 +301,9 @@ def _pick(cumulative: list[float], draw: float) -> int:
         if draw < edge:
             return index
     return len(cumulative) - 1
+
+
+def week_offset_now(epoch_s: float) -> float:
+    """Seconds since local Monday 00:00 at ``epoch_s``: where a live plan starts in the week."""
+    local = time.localtime(epoch_s)
+    return float(local.tm_wday * DAY_S + local.tm_hour * 3600 + local.tm_min * 60 + local.tm_sec)

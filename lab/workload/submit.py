@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lab.bringup import slurmrestd
+from lab.bringup.running import RunningLab
 from lab.bringup.slurmrestd import Credentials, RestError
 from lab.spec.slurm_blueprint import Blueprint
 from lab.workload import jobscript
@@ -238,3 +239,8 @@ def _fix(text: str) -> str:
         if needle.lower() in text.lower():
             return f". Fix: {fix}"
     return ""
+
+
+def connect(lab: RunningLab) -> RestClient:
+    """A :class:`RestClient` for the lab's slurmrestd, with per-user tokens signed by its slurmctld."""
+    return RestClient(lab.slurmrestd_url, lab.token)

@@ -21,11 +21,11 @@ import docker
 import pytest
 from testinfra.host import Host
 
+from lab import kinds
 from lab.spec.slurm_blueprint import Blueprint, parse
-from lab.workload import live
 from lab.workload.plan import Plan, plan
 from lab.workload.runner import run
-from lab.workload.submit import NodeShape
+from lab.workload.submit import NodeShape, connect
 from lab.workload.summary import RunSummary
 
 pytestmark = pytest.mark.lab
@@ -72,7 +72,7 @@ def ran(
 
     summary = run(
         planned.jobs,
-        live.connect(engine, default_lab.name),
+        connect(kinds.attach(engine, default_lab.name)),
         time_scale=SCALE,
         shape=NodeShape.of(blueprint),
         seed=SEED,

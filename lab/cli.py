@@ -403,6 +403,18 @@ def dump(
 
 
 @app.command()
+def doctor() -> None:
+    """Tell what this machine lacks to run the lab (engine, debootstrap, Go, the exporter's source,
+    Ansible, just, disk) and how to fix each. Changes nothing; exits 1 when something is missing."""
+    from lab.kinds import doctor as checks
+
+    findings = checks.run_all()
+    typer.echo(checks.render(findings))
+    if not all(finding.ok for finding in findings):
+        raise typer.Exit(1)
+
+
+@app.command()
 def validate(blueprint: Annotated[Path, typer.Argument(help="Blueprint YAML to check.")]) -> None:
     """Check a blueprint without touching any container; prints a summary or every problem."""
     try:

@@ -4,6 +4,8 @@ import pytest
 
 from lab.bringup import lock
 
+pytestmark = pytest.mark.race
+
 
 def test_a_second_command_on_the_same_lab_is_refused_with_the_holder_named(tmp_path: Path) -> None:
     with (

@@ -141,6 +141,7 @@ def test_same_seed_same_values() -> None:
     assert readings(PROFILES["inference"], 50, seed=11) == readings(PROFILES["inference"], 50, seed=11)
 
 
+@pytest.mark.race
 def test_concurrent_reads_keep_counters_consistent() -> None:
     model = GpuModel(random.Random(6))
     clock_lock = threading.Lock()

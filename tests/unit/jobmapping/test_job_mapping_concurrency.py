@@ -6,6 +6,10 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
+pytestmark = pytest.mark.race
+
 JOBS = 240
 GPUS = 8
 WORKERS = 16

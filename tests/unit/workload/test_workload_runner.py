@@ -106,6 +106,7 @@ def test_the_summary_comes_from_accounting_and_matches_the_plan(busy_plan: Plan,
         assert f"  {state.lower():<10} {count}" in text
 
 
+@pytest.mark.race
 def test_the_job_classes_file_is_always_whole_and_readable_by_the_dcgm_shim(
     busy_plan: Plan, tmp_path: Path
 ) -> None:

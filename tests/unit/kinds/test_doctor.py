@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from lab.bringup import doctor
-from lab.bringup.doctor import Finding
+from lab.kinds import doctor
+from lab.kinds.doctor import Finding
 from lab.slurm_exporter.binary import SOURCE_ENV
 
 

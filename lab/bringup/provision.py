@@ -1,4 +1,4 @@
-"""Provisioning: write the lab's inventory and run ansible/site.yml through ansible-runner.
+"""Provisioning: run ansible/site.yml through ansible-runner, and write `lab inventory`'s file.
 
 The inventory comes from :mod:`lab.bringup.render`; this module adds where the lab's keys live and turns
 Ansible's events into progress lines and, on failure, an error that names the host and task.

@@ -25,7 +25,7 @@ from lab.spec.runai_blueprint import RunaiBlueprintError
 app = typer.Typer(
     help=(
         "aifactory-lab: a real Slurm 24.11 cluster in containers, for seeing the real series, labels, "
-        "logs and churn of GPU-cluster scheduler paths before touching a production containers.\n\n"
+        "logs and churn of GPU-cluster scheduler paths before touching a production cluster.\n\n"
         "Start with `lab up`, look with `lab status`, run commands with `lab sh controller -- sinfo`, "
         "stop with `lab down`."
     ),

@@ -177,8 +177,7 @@ def status(
     try:
         client = engine.require_engine()
         name = running.resolve_lab(client, lab)
-        facts = kinds.kind_of(running.recorded_blueprint(name)).facts(name) if _recorded(name) else {}
-        report = lifecycle.status(client, name, facts)
+        report = lifecycle.status(client, name, kinds.facts(name))
     except KNOWN_ERRORS as error:
         _fail(error)
     if as_json:
@@ -430,7 +429,3 @@ def _lab_or_default(client: docker.DockerClient) -> str:
         return running.resolve_lab(client, None)
     except running.LabError:
         return blueprint_module.load(DEFAULT_BLUEPRINT).name
-
-
-def _recorded(lab: str) -> bool:
-    return (lab_state_dir(lab) / "blueprint.yaml").exists()

@@ -13,6 +13,7 @@ from lab.bringup import running
 from lab.kinds.base import LabKind, UpOptions
 from lab.kinds.runai_lab import KIND as RUNAI
 from lab.kinds.slurm_lab import KIND as SLURM
+from lab.paths import lab_state_dir
 from lab.spec import strict
 from lab.spec.slurm_blueprint import BlueprintError
 
@@ -33,6 +34,12 @@ def load(path: Path) -> tuple[LabKind, Any]:
     return kind, kind.load(path)
 
 
+def facts(lab: str) -> dict[str, str]:
+    """The `lab status` lines of the lab's kind; none when it has no recorded blueprint."""
+    path = lab_state_dir(lab) / "blueprint.yaml"
+    return kind_of(path).facts(lab) if path.exists() else {}
+
+
 def attach(client: docker.DockerClient, name: str | None) -> running.RunningLab:
     """The running lab a command means (named, else the only one up), with its recorded blueprint."""
     lab = running.resolve_lab(client, name)
@@ -40,4 +47,4 @@ def attach(client: docker.DockerClient, name: str | None) -> running.RunningLab:
     return running.attach(client, lab, kind.name, model)
 
 
-__all__ = ["KINDS", "LabKind", "UpOptions", "attach", "kind_of", "load"]
+__all__ = ["KINDS", "LabKind", "UpOptions", "attach", "facts", "kind_of", "load"]

@@ -21,11 +21,10 @@ import docker
 
 from lab.bringup.engine import MIN_FREE_GB
 from lab.paths import state_root
-from lab.slurm_exporter.binary import DEFAULT_ARCHIVE, SOURCE_ENV, cache_dir
+from lab.slurm_exporter.binary import DEFAULT_ARCHIVE, GO_FALLBACK, SOURCE_ENV, cache_dir, go_path
 
 MIN_PYTHON = (3, 11)
 MIN_GO = (1, 26)  # the exporter's go.mod says go 1.26.0
-GO_FALLBACK = Path("/usr/local/go/bin/go")
 DOCKER_PING_TIMEOUT_S = 5
 GO_VERSION_TIMEOUT_S = 15
 _GO_VERSION = re.compile(r"\bgo(\d+)\.(\d+)(?:\.(\d+))?")
@@ -96,7 +95,7 @@ def check_just(which: Which = shutil.which) -> Finding:
 def check_go(which: Which = shutil.which, run: Run = subprocess.run, fallback: Path = GO_FALLBACK) -> Finding:
     need = ".".join(map(str, MIN_GO))
     fix = f"install Go ≥ {need} (https://go.dev/dl/, e.g. to /usr/local/go), or `lab up --no-exporter`"
-    go = which("go") or (str(fallback) if fallback.is_file() else None)
+    go = go_path(which, fallback)
     if go is None:
         return Finding("go", False, f"neither `go` on PATH nor {fallback} (builds the Slurm exporter)", fix)
     try:

@@ -11,8 +11,7 @@ from typing import Any
 from lab import versions
 from lab.bringup import container_specs, engine, keys, lifecycle, lock, running
 from lab.bringup.keys import LabKeys
-from lab.bringup.provision import ProvisionError, key_vars
-from lab.bringup.render import inventory
+from lab.bringup.provision import ProvisionError, slurm_inventory
 from lab.bringup.slurmrestd import RestError
 from lab.kinds.base import UpOptions
 from lab.paths import lab_state_dir
@@ -74,8 +73,7 @@ class SlurmKind:
 
 def render(model: Blueprint, source: Path, lab_keys: LabKeys, binary: Path | None) -> lifecycle.Rendered:
     """Everything the bring-up of a Slurm lab needs (pure)."""
-    document = inventory(model, "docker", slurm_exporter=binary is not None)
-    document["all"]["vars"].update(key_vars(lab_keys))
+    document = slurm_inventory(model, lab_keys, slurm_exporter=binary is not None)
     extravars: dict[str, Any] = {"dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S}
     if binary is not None:
         extravars.update(slurm_exporter_binary_src=str(binary), slurm_exporter_enabled=True)

@@ -22,6 +22,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from lab.progress import Progress
 
 GO_BUILD_TIMEOUT_S = 900  # a cold module cache and a busy 2-core machine: about 45 s measured, with margin
 SOURCE_ENV = "LAB_EXPORTER_SOURCE"
+GO_FALLBACK = Path("/usr/local/go/bin/go")  # where Go's own tarball installs it, often not on PATH
 DEFAULT_ARCHIVE = PROJECT_ROOT.parent / "shared" / "vendor" / versions.SLURM_EXPORTER_ARCHIVE
 _VERSION_PACKAGE = "github.com/prometheus/common/version"
 
@@ -92,11 +94,16 @@ def ensure_binary(progress: Progress, source: Path | None = None) -> ExporterBui
     return _build_from_archive(go, archive, progress)
 
 
+def go_path(which: Callable[[str], str | None] = shutil.which, fallback: Path = GO_FALLBACK) -> str | None:
+    """The Go toolchain the build uses: `go` on PATH, else GO_FALLBACK when it exists."""
+    return which("go") or (str(fallback) if fallback.is_file() else None)
+
+
 def find_go() -> str:
-    go = shutil.which("go") or next((p for p in ("/usr/local/go/bin/go",) if Path(p).is_file()), None)
+    go = go_path()
     if go is None:
         raise ExporterError(
-            "no Go toolchain: neither `go` on PATH nor /usr/local/go/bin/go. Fix: install Go ≥ 1.26 "
+            f"no Go toolchain: neither `go` on PATH nor {GO_FALLBACK}. Fix: install Go ≥ 1.26 "
             "(the exporter's go.mod says go 1.26.0), or `lab up --no-exporter` for a lab without it."
         )
     return go

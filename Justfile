@@ -90,5 +90,8 @@ bench:
     python bench/bench_workload.py --plan-only
     python bench/bench_runai.py
 
-# Everything the definition of done names, in order; CI runs this on a fresh machine
-check: fmt-check lint typecheck gen-check env-check docs-check unit race hygiene ui-check compose-check helm-test lab-check signal-fidelity
+# The checks that need no running lab (CI runs them before `just test`)
+static: fmt-check lint typecheck gen-check env-check docs-check race hygiene ui-check compose-check helm-test
+
+# Everything the definition of done names: the static checks, every test (unit and lab), signal fidelity
+check: static test signal-fidelity

@@ -30,6 +30,10 @@ JOBS_DIR = "jobs"  # under SHARED_MOUNT
 JOB_CLASSES = "jobs/classes.json"  # under SHARED_MOUNT: the workload runner writes, the shim reads
 RUNAI_OUT_MOUNT = "/var/lib/aifactory-lab/runai"  # Run:ai emulator → host: events, logs, pod resources
 JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
+# Host → Slurm containers, read-only: slurm.conf, gres.conf and cgroup.conf, rendered once per lab. The
+# images link /etc/slurm/<file> here, so every daemon and client finds them at Debian's usual path.
+SLURM_CONFIG_MOUNT = "/etc/slurm-lab"
+SLURM_CONFIG_FILES = ("slurm.conf", "gres.conf", "cgroup.conf")
 
 # Names and labels of what the lab creates in the container engine.
 REPOSITORY = "aifactory-lab"
@@ -70,6 +74,11 @@ def shared_dir(lab: str) -> Path:
     return paths.lab_state_dir(lab) / "shared"
 
 
+def slurm_config_dir(lab: str) -> Path:
+    """The host side of SLURM_CONFIG_MOUNT, where the slurm_common role renders the lab's files."""
+    return paths.lab_state_dir(lab) / "slurm-config"
+
+
 def ansible_vars() -> dict[str, Any]:
     """What the roles read as ``lab_contract``."""
     return {
@@ -82,7 +91,12 @@ def ansible_vars() -> dict[str, Any]:
                 "runai_api": RUNAI_API_PORT,
                 "runai_dcgm_first": RUNAI_DCGM_FIRST_PORT,
             },
-            "mounts": {"shared": SHARED_MOUNT, "runai_out": RUNAI_OUT_MOUNT},
+            "mounts": {
+                "shared": SHARED_MOUNT,
+                "runai_out": RUNAI_OUT_MOUNT,
+                "slurm_config": SLURM_CONFIG_MOUNT,
+            },
+            "slurm_config_files": list(SLURM_CONFIG_FILES),
             "paths": {"job_mapping_dir": JOB_MAPPING_DIR, "job_classes": JOB_CLASSES, "xid_dir": XID_DIR},
         }
     }

@@ -52,7 +52,9 @@ def prometheus_spec(lab: str, host_port: int) -> ContainerSpec:
 def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
     lab = blueprint.name
     # Host → nodes, read-only: XID faults (`lab fault`) and job classes (the workload runner).
-    shared = {str(contract.shared_dir(lab)): contract.SHARED_MOUNT}
+    # Host → every Slurm container, read-only: the Slurm files, rendered once for the whole lab.
+    config = {str(contract.slurm_config_dir(lab)): contract.SLURM_CONFIG_MOUNT}
+    shared = {**config, str(contract.shared_dir(lab)): contract.SHARED_MOUNT}
     specs = [
         ContainerSpec(
             lab,
@@ -60,9 +62,12 @@ def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
             "controller",
             ports={contract.SLURM_EXPORTER_PORT: blueprint.ports.slurm_exporter},
             volumes={f"lab-{lab}-ctld": "/var/spool/slurm/ctld"},
+            binds=config,
         ),
-        ContainerSpec(lab, "dbd", "dbd", volumes={f"lab-{lab}-mariadb": "/var/lib/mysql"}),
-        ContainerSpec(lab, "restd", "restd", ports={contract.SLURMRESTD_PORT: blueprint.ports.slurmrestd}),
+        ContainerSpec(lab, "dbd", "dbd", volumes={f"lab-{lab}-mariadb": "/var/lib/mysql"}, binds=config),
+        ContainerSpec(
+            lab, "restd", "restd", ports={contract.SLURMRESTD_PORT: blueprint.ports.slurmrestd}, binds=config
+        ),
         prometheus_spec(lab, blueprint.ports.prometheus),
     ]
     if blueprint.racks:

@@ -17,7 +17,7 @@ from pathlib import Path
 import docker
 from docker.errors import APIError, ImageNotFound
 
-from lab import versions
+from lab import contract, versions
 from lab.bringup.engine import PrerequisiteError, ensure_debootstrap
 from lab.paths import CONTAINERS_DIR, PROJECT_ROOT
 from lab.progress import Progress
@@ -62,7 +62,15 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
         return _build(client, name, args, progress, extra_files=files, rebuild=options.rebuild)
 
     base = build("base", {"ROOT_IMAGE": root}, {"host-ca": certificates})
-    common = build("slurm-common", {"BASE": base, "SLURM_VERSION": versions.SLURM_DEB_VERSION})
+    common = build(
+        "slurm-common",
+        {
+            "BASE": base,
+            "SLURM_VERSION": versions.SLURM_DEB_VERSION,
+            "SLURM_CONFIG_MOUNT": contract.SLURM_CONFIG_MOUNT,
+            "SLURM_CONFIG_FILES": " ".join(contract.SLURM_CONFIG_FILES),
+        },
+    )
     for role in SLURM_ROLES:
         extra = {"dcgm-shim": package_files(("dcgm",), modules=IMAGE_MODULES)} if role == "node" else None
         build(role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, extra)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lab import versions
+from lab import contract, versions
 from lab.bringup import container_specs, engine, keys, lifecycle, lock, running
 from lab.bringup.keys import LabKeys
 from lab.bringup.provision import ProvisionError, slurm_inventory
@@ -83,6 +83,7 @@ def render(model: Blueprint, source: Path, lab_keys: LabKeys, binary: Path | Non
         inventory=document,
         extravars=extravars,
         blueprint_source=source,
+        state_dirs=(contract.slurm_config_dir(model.name),),
     )
 
 

@@ -37,8 +37,13 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
     ]
     published = {s.hostname: s.ports for s in specs if s.ports}
     assert published == {"controller": {9341: 9341}, "restd": {6820: 6820}, "prometheus": {9090: 9090}}
-    nodes = [s for s in specs if s.role == "node"]
-    assert all(s.binds == {str(contract.shared_dir("default")): contract.SHARED_MOUNT} for s in nodes)
+    config = {str(contract.slurm_config_dir("default")): contract.SLURM_CONFIG_MOUNT}
+    shared = {str(contract.shared_dir("default")): contract.SHARED_MOUNT}
+    binds = {s.hostname: s.binds for s in specs}
+    # Every Slurm host reads the lab's one rendered copy of the Slurm files; only nodes see the shared dir.
+    assert all(binds[host] == config for host in ("controller", "dbd", "restd"))
+    assert all(s.binds == {**config, **shared} for s in specs if s.role == "node")
+    assert binds["prometheus"] == {}
 
 
 def test_rack_lab_has_one_container_per_rack(default_data: dict[str, Any]) -> None:

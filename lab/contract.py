@@ -15,6 +15,7 @@ from typing import Any
 from lab import paths, versions
 
 # Inside the containers (published ports bind 127.0.0.1 on the host; the host side is the blueprint's).
+SLURMDBD_PORT = 6819  # slurmdbd's default DbdPort (slurmdbd.conf man page); the controller waits for it
 SLURMRESTD_PORT = 6820  # slurmrestd's listen port in the restd container
 PROMETHEUS_PORT = 9090  # Prometheus' default --web.listen-address
 SLURM_EXPORTER_PORT = 9341  # the exporter's default :9341, Prometheus' registered Slurm exporter port
@@ -84,6 +85,7 @@ def ansible_vars() -> dict[str, Any]:
     return {
         "lab_contract": {
             "ports": {
+                "slurmdbd": SLURMDBD_PORT,
                 "slurmrestd": SLURMRESTD_PORT,
                 "prometheus": PROMETHEUS_PORT,
                 "slurm_exporter": SLURM_EXPORTER_PORT,

@@ -19,3 +19,10 @@ SLURM_EXPORTER_BRANCH = "release-1.8"  # the branch the tag is on (--version "br
 SLURM_EXPORTER_ARCHIVE = "slurm_exporter-1.8.4.tar.gz"
 SLURM_EXPORTER_ARCHIVE_PREFIX = "slurm_exporter-1.8.4"
 SLURM_EXPORTER_ARCHIVE_SHA256 = "fa752e9de968d568cc7a68203f853de1dc020366a8860e8b54af03c9af011f24"
+# NVIDIA dcgm-exporter, the release the DCGM shim renders as (lab/dcgm). Its unmodified tag archive and
+# the go-dcgm tree its go.mod requires build the conformance test's renderer (tests/conformance/).
+DCGM_EXPORTER_TAG = "4.5.3-4.8.2"
+DCGM_EXPORTER_ARCHIVE = "dcgm-exporter-4.5.3-4.8.2.tar.gz"
+DCGM_EXPORTER_ARCHIVE_SHA256 = "f7b828ea567af52be73d8311b0e99e5ae22de369816504e1a8b858c5c5c10ced"
+GO_DCGM_ARCHIVE = "go-dcgm-ec245c09fe3e.tar.gz"  # v0.0.0-20260422145128-ec245c09fe3e
+GO_DCGM_ARCHIVE_SHA256 = "0f7d1e8f070c015cef5fb688046e6413e3d29a9ab1220a2ed0443da39f078df6"

@@ -4,7 +4,9 @@ Upstream flags keep upstream names, short forms and environment variables (``pkg
 ``-a/--address`` (DCGM_EXPORTER_LISTEN), ``-f/--collectors`` (DCGM_EXPORTER_COLLECTORS),
 ``--hpc-job-mapping-dir`` (DCGM_HPC_JOB_MAPPING_DIR), ``-k/--kubernetes``
 (DCGM_EXPORTER_KUBERNETES), ``-n/--no-hostname`` (DCGM_EXPORTER_NO_HOSTNAME), ``--debug``
-(DCGM_EXPORTER_DEBUG); ``NODE_NAME`` sets the Hostname label. A flag beats its variable, as in
+(DCGM_EXPORTER_DEBUG); ``NODE_NAME`` sets the Hostname label. ``-n`` is accepted and, as at the tag,
+changes nothing: ``app.go@4.5.3-4.8.2`` parses it into ``Config.NoHostname`` and nothing reads it
+since 4.0.0 (#437), so ``Hostname`` is always present. A flag beats its variable, as in
 urfave/cli. Everything else is lab-only and says so in ``--help``.
 """
 
@@ -85,7 +87,8 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "--no-hostname",
         action="store_true",
         default=_env_bool(env, "DCGM_EXPORTER_NO_HOSTNAME"),
-        help="Omit the hostname information from the output [$DCGM_EXPORTER_NO_HOSTNAME]",
+        help="Omit the hostname information from the output [$DCGM_EXPORTER_NO_HOSTNAME] "
+        "(ignored, as by the tag: Hostname is always present)",
     )
     up.add_argument(
         "--debug",
@@ -169,7 +172,7 @@ def node_configs(args: argparse.Namespace, env: Mapping[str, str]) -> list[NodeC
                 gpus=args.gpus,
                 model_name=args.model,
                 driver_version=args.driver_version,
-                hostname="" if args.no_hostname else name,
+                hostname=name,
                 mapping_dir=Path(mapping.replace("%n", name)) if mapping else None,
                 kubernetes=args.kubernetes,
                 pod_resources=args.pod_resources,
@@ -209,8 +212,14 @@ def run(argv: Sequence[str], env: Mapping[str, str], stop: threading.Event) -> i
     except OSError as error:
         log.error(f"Failed to Listen and Server HTTP server: {error}")
         return 1
+    # The exporter's own start-up lines (app.go:447, server.go:189, app.go:523, and exporter-toolkit's
+    # web/tls_config.go:354-357); DCGM's initialisation lines are left out: there is no DCGM here.
+    log.info("Starting dcgm-exporter", extra={"attrs": {"Version": UPSTREAM_TAG}})
     for name, address in shim.addresses.items():
+        for message in ("Starting webserver", "HTTP server started - ready to serve metrics"):
+            log.info(message, extra={"attrs": {"node": name}})
         log.info("Listening on", extra={"attrs": {"address": address, "node": name}})
+        log.info("TLS is disabled.", extra={"attrs": {"http2": "false", "address": address, "node": name}})
     stop.wait()
     shim.shutdown()
     return 0

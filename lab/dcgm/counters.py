@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.dcgm.field_ids import FIELD_IDS
+
 DEFAULT_COUNTERS_PATH = Path(__file__).with_name("default-counters.csv")
 
 # Prometheus types the shim renders; "label" is dcgm-exporter's own type for label fields.
@@ -25,15 +27,24 @@ PROM_TYPES = ("gauge", "counter", "label")
 
 @dataclass(frozen=True, slots=True)
 class Counter:
-    """One CSV row (upstream ``counters.Counter`` without the numeric field id)."""
+    """One CSV row: upstream ``counters.Counter`` (``FieldID, FieldName, PromType, Help``), its id
+    looked up by name as the tag does (:mod:`lab.dcgm.field_ids`)."""
 
     field_name: str
     prom_type: str
     help: str
 
     @property
+    def field_id(self) -> int:
+        return FIELD_IDS[self.field_name]
+
+    @property
     def is_label(self) -> bool:
         return self.prom_type == "label"
+
+    def sort_key(self) -> tuple[int, str, str, str]:
+        """Go's fmtsort order of the struct: field by field, FieldID first."""
+        return (self.field_id, self.field_name, self.prom_type, self.help)
 
 
 class CountersError(ValueError):
@@ -66,6 +77,11 @@ def parse_counters(text: str, *, source: str, supported_fields: Iterable[str] | 
             raise CountersError(
                 f"{where}: field {field_name} is not emulated by the DCGM shim; comment the "
                 f"line out with '#' or use one of: {', '.join(sorted(supported))}"
+            )
+        if field_name not in FIELD_IDS:
+            raise CountersError(
+                f"{where}: field {field_name} has no DCGM field id known to the shim; use one of: "
+                f"{', '.join(sorted(FIELD_IDS))}"
             )
         if field_name in seen:
             raise CountersError(f"{where}: field {field_name} is listed twice; remove one line")

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lab.dcgm import h100
+from lab.dcgm.samples import collector_value
 from lab.dcgm.workloads import Spread, WorkloadProfile
 
 # DCGM field types (dcgm_fields.h): these are DCGM_FT_DOUBLE, every other emulated field is int64.
@@ -217,10 +218,10 @@ class GpuModel:
                 "DCGM_FI_PROF_PCIE_TX_BYTES": round(activity.pcie_bytes_per_s * 0.6),
                 "DCGM_FI_PROF_PCIE_RX_BYTES": round(activity.pcie_bytes_per_s),
             }
-        values = {name: str(value) for name, value in ints.items()}
-        values["DCGM_FI_DEV_POWER_USAGE"] = f"{power:f}"
-        values["DCGM_FI_PROF_GR_ENGINE_ACTIVE"] = f"{activity.gr_active:f}"
-        values["DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"] = f"{activity.tensor_active:f}"
-        values["DCGM_FI_PROF_DRAM_ACTIVE"] = f"{activity.dram_active:f}"
+        values = {name: collector_value(int(value)) for name, value in ints.items()}
+        values["DCGM_FI_DEV_POWER_USAGE"] = collector_value(float(power))
+        values["DCGM_FI_PROF_GR_ENGINE_ACTIVE"] = collector_value(float(activity.gr_active))
+        values["DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"] = collector_value(float(activity.tensor_active))
+        values["DCGM_FI_PROF_DRAM_ACTIVE"] = collector_value(float(activity.dram_active))
         values["DCGM_FI_DRIVER_VERSION"] = self.driver_version
         return values

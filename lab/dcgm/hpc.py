@@ -14,8 +14,9 @@ names are skipped; one job id per line, lines not trimmed (Go ``bufio.ScanLines`
 start is logged once and then ignored until it appears; a directory that vanishes later is logged
 on every scrape and ignored; an entry that cannot be stat'ed is skipped with a warning; a file that
 was listed but cannot be opened, or a line of 64 KiB or more, fails the scrape (HTTP 500). Duplicate
-ids in one file are kept (de-duplication came with PR #730, after 4.8.2), so the renderer rejects
-the duplicate series and the scrape answers HTTP 500.
+ids in one file are kept (``hpc.go@4.5.3-4.8.2:89``): the template renderer writes the same series
+twice and the scrape answers 200; Prometheus keeps the first and counts the second as a duplicate
+sample. (The later expfmt renderer of 4.6.0-4.8.3 answers 500 there; PR #730 then de-duplicates.)
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def read_job_file(path: Path) -> list[str]:
     jobs: list[str] = []
     for line in lines:
         if len(line) >= MAX_LINE_BYTES:
-            raise JobMappingError(f"read {path}: bufio.Scanner: token too long")
+            raise JobMappingError("bufio.Scanner: token too long")  # the tag logs no path here
         if line.endswith(b"\r"):
             line = line[:-1]
         jobs.append(line.decode("utf-8", errors="surrogateescape"))

@@ -1,10 +1,11 @@
 """Kubernetes mode (``-k/--kubernetes``): pod, namespace and container attributes per GPU.
 
-Upstream's pod mapper (``internal/pkg/transformation/kubernetes.go``) asks the kubelet's
+The tag's pod mapper (``internal/pkg/transformation/kubernetes.go@4.5.3-4.8.2``) asks the kubelet's
 pod-resources socket which container holds which GPU on every scrape, then sets ``pod``,
-``namespace`` and ``container`` on the samples of mapped GPUs only; unmapped GPUs keep no pod
-attributes, and without a kubelet socket the series pass through ("No Kubelet socket, ignoring").
-A failing pod-resources call fails the scrape.
+``namespace`` and ``container`` on the samples of mapped GPUs only (:417-450); unmapped GPUs keep no
+pod attributes. Without a kubelet socket the series pass through and nothing is logged (:297-301).
+A failing pod-resources call does not fail the scrape: WARN ``Failed to get pod mappings`` with the
+error, and no pod attributes on any series (:332-336).
 
 The lab has no kubelet, so the Run:ai emulator writes the same answer to a JSON file
 (``--pod-resources FILE``, lab-only), re-read on every scrape like the socket is queried::
@@ -13,8 +14,9 @@ The lab has no kubelet, so the Run:ai emulator writes the same answer to a JSON 
                                        "container": "main", "class": "training"}}}}
 
 Keys are GPU indices (``"2.0"`` for a MIG instance); ``class`` is optional and lab-only (it drives
-the GPU model, never a label). A missing file behaves like a missing socket; a malformed file fails
-the scrape (HTTP 500), so writers must replace it atomically (write a temp file, then rename).
+the GPU model, never a label). A missing file behaves like a missing socket, an unreadable or
+malformed one like a failed call; writers replace it atomically (write a temp file, then rename) so
+that no scrape loses its pod labels mid-write.
 """
 
 from __future__ import annotations

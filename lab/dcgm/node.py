@@ -1,8 +1,10 @@
 """One emulated GPU node: its GPUs, readers and the scrape pipeline upstream runs per ``/metrics``.
 
-Pipeline per scrape, in upstream's order (``server.go`` ``render`` after the collector gather):
-GPU values -> pod mapper (``-k``) -> HPC mapper (``--hpc-job-mapping-dir``) -> renderer. Any
-failure in a transform or the renderer becomes a ``ScrapeError`` (the server answers HTTP 500).
+Pipeline per scrape, in the tag's order (``internal/pkg/server/server.go@4.5.3-4.8.2:308-326``,
+``transformation/transformer.go@4.5.3-4.8.2:24-37``): GPU values -> pod mapper (``-k``) -> HPC mapper
+(``--hpc-job-mapping-dir``) -> renderer. An HPC mapper error becomes a ``ScrapeError`` (HTTP 500); the
+pod mapper never fails a scrape (``kubernetes.go@4.5.3-4.8.2:332-336``: it logs and skips), and the
+template renderer cannot fail on data.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from lab.dcgm.hpc import HpcJobMapper, JobMappingError, apply_hpc_jobs
 from lab.dcgm.job_classes import JobClassesReader
 from lab.dcgm.kubernetes import PodInfo, PodResourcesError, apply_pods, read_pod_resources
 from lab.dcgm.logfmt import node_logger
-from lab.dcgm.rendermetrics import RenderError, render
+from lab.dcgm.rendermetrics import render
 from lab.dcgm.samples import Sample
 from lab.dcgm.workloads import WorkloadProfile, profile_for
 from lab.dcgm.xid import read_injected_xid, xid_attributes
@@ -41,7 +43,8 @@ class NodeConfig:
     gpus: int = 8
     model_name: str = h100.MODEL_NAME
     driver_version: str = h100.DRIVER_VERSION
-    # Value of the Hostname label; "" drops the label (-n/--no-hostname).
+    # Value of the Hostname label (None: the node name); "" drops the label (never from the CLI:
+    # the tag parses -n/--no-hostname but no longer reads it).
     hostname: str | None = None
     mapping_dir: Path | None = None
     kubernetes: bool = False
@@ -51,13 +54,22 @@ class NodeConfig:
 
 
 class ScrapeError(Exception):
-    """The scrape fails as upstream's does: HTTP 500 "internal server error"."""
+    """The scrape fails as the tag's does: HTTP 500 "internal server error", after the log line of
+    ``server.go@4.5.3-4.8.2:311-318`` (attributes in its order; ``metrics_count`` counts families)."""
 
-    def __init__(self, message: str, error: Exception, transformation: str | None = None) -> None:
-        super().__init__(f"{message}: {error}")
-        self.message = message
+    def __init__(self, error: Exception, transformation: str, families: int) -> None:
+        super().__init__(f"{self.message}: {error}")
         self.error = error
-        self.transformation = transformation
+        self.attrs = {
+            "error": str(error),
+            "fieldEntityGroup": "GPU",
+            "transformation": transformation,
+            "metrics_count": families,
+            "metrics_debug_file": "",
+            "deviceinfo_debug_file": "",
+        }
+
+    message = "Failed to apply transformations on metrics"
 
 
 def gpu_seed(seed: int, node: str, index: int) -> int:
@@ -120,25 +132,16 @@ class EmulatedNode:
         """Untransformed samples of all GPUs plus the job and pod maps read for this scrape."""
         now = self._clock()
         pods: dict[str, PodInfo] | None = None
-        if self.config.kubernetes:
+        if self.config.kubernetes and self.config.pod_resources:
+            # No socket: silently no pod labels. A failed call: logged, and the scrape goes on.
             try:
-                found = (
-                    read_pod_resources(self.config.pod_resources, self.config.name)
-                    if self.config.pod_resources
-                    else None
-                )
+                pods = read_pod_resources(self.config.pod_resources, self.config.name)
             except PodResourcesError as error:
-                raise ScrapeError("Failed to apply transformations on metrics", error, "podMapper") from error
-            if found is None:
-                self.log.info("No Kubelet socket, ignoring")
-            else:
-                pods = found
+                self.log.warning("Failed to get pod mappings", extra={"attrs": {"error": str(error)}})
         try:
             jobs = self.hpc.read() if self.hpc else None
         except JobMappingError as error:
-            raise ScrapeError(
-                "Failed to apply transformations on metrics", error, HpcJobMapper.name
-            ) from error
+            raise ScrapeError(error, HpcJobMapper.name, len(self._families)) from error
         classes = self._job_classes()
         out: list[Sample] = []
         for gpu, model in zip(self.gpus, self.models, strict=True):
@@ -169,14 +172,15 @@ class EmulatedNode:
                 )
         return out, jobs, pods
 
-    def scrape(self) -> str:
-        """The ``/metrics`` body; raises ScrapeError where upstream answers HTTP 500."""
+    def transformed_samples(self) -> list[Sample]:
+        """This scrape's samples after the pod and HPC mappers: what the renderer receives."""
         samples, jobs, pods = self.samples()
         if self.config.kubernetes:
             samples = apply_pods(samples, pods)
         if self.hpc is not None:
             samples = apply_hpc_jobs(samples, jobs)
-        try:
-            return render(self._families, samples)
-        except RenderError as error:
-            raise ScrapeError("Failed to render metrics", error) from error
+        return samples
+
+    def scrape(self) -> str:
+        """The ``/metrics`` body; raises ScrapeError where the tag answers HTTP 500."""
+        return render(self.transformed_samples())

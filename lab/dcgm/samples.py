@@ -36,6 +36,12 @@ ERR_MSG_ATTRIBUTE = "err_msg"
 Pairs = tuple[tuple[str, str], ...]
 
 
+def collector_value(value: int | float) -> str:
+    """A DCGM value as the collector's ``toString`` writes it (``gpu_collector.go@4.5.3-4.8.2:373-396``):
+    ``%d`` for int64 fields, ``%f`` (six decimals) for doubles; Python's ``f`` and Go's ``%f`` agree."""
+    return f"{value:f}" if isinstance(value, float) else str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Sample:
     """One value of one counter for one GPU (or MIG instance)."""

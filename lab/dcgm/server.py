@@ -1,12 +1,14 @@
 """HTTP side: one ThreadingHTTPServer per emulated node, serving ``/metrics`` and ``/health``.
 
-Responses as ``internal/pkg/server/server.go`` writes them at 4.6.0-4.8.3 (commit 7ad58324):
+Responses as ``internal/pkg/server/server.go@4.5.3-4.8.2`` and Go's ``net/http`` write them:
 
-- ``/metrics``: 200, ``Content-Type: text/plain; version=0.0.4; charset=utf-8``,
-  ``X-Content-Type-Options: nosniff``; on a transform or render error Go's ``http.Error``:
-  500, ``text/plain; charset=utf-8``, body ``internal server error\\n``;
-- ``/health``: 200, body ``OK``, ``X-Registry-Available: true``;
-- ``/``: a small HTML page linking both; anything else 404 ``404 page not found\\n`` (gorilla/mux).
+- ``/metrics``: 200, ``Content-Type: text/plain; charset=utf-8`` (the handler sets only
+  ``X-Content-Type-Options: nosniff``, :250; net/http sniffs the type), no ``version=`` parameter;
+  ``Content-Length`` up to 2048 bytes, chunked above (net/http's buffer before chunking); on a
+  transform error Go's ``http.Error``: 500, ``text/plain; charset=utf-8``, ``internal server error\\n``;
+- ``/health``: 200, body ``OK``, ``X-Registry-Available: true`` (:342-367);
+- ``/``: a small HTML page linking both (:77-103); anything else 404 ``404 page not found\\n``
+  (gorilla/mux). The routes take every method (no ``.Methods()``); no ``Server`` header.
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 from lab.dcgm.node import EmulatedNode, ScrapeError
-from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
 
 PLAIN_TEXT = "text/plain; charset=utf-8"
+CHUNKING_THRESHOLD = 2048  # net/http bufferBeforeChunkingSize: larger bodies go out chunked
 INDEX_HTML = b"""<html>
 \t\t\t<head><title>GPU Exporter</title></head>
 \t\t\t<body>
@@ -78,6 +80,9 @@ class MetricsHandler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self._dispatch(send_body=False)
 
+    # gorilla/mux routes without .Methods() answer any method the same way.
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_GET
+
     def _dispatch(self, *, send_body: bool) -> None:
         path = urlsplit(self.path).path
         if path == "/metrics":
@@ -92,15 +97,13 @@ class MetricsHandler(BaseHTTPRequestHandler):
     def _metrics(self, send_body: bool) -> None:
         node = self.server.node
         try:
-            body = node.scrape().encode("utf-8")
+            # Mapping-file bytes that are not UTF-8 go out as read (surrogateescape), as Go's do.
+            body = node.scrape().encode("utf-8", errors="surrogateescape")
         except ScrapeError as failure:
-            attrs = {"error": str(failure.error)}
-            if failure.transformation:
-                attrs["transformation"] = failure.transformation
-            node.log.error(failure.message, extra={"attrs": attrs})
+            node.log.error(failure.message, extra={"attrs": failure.attrs})
             self._reply(500, PLAIN_TEXT, b"internal server error\n", send_body)
             return
-        self._reply(200, PROMETHEUS_TEXT_CONTENT_TYPE, body, send_body)
+        self._reply(200, PLAIN_TEXT, body, send_body)
 
     def _reply(
         self,
@@ -110,15 +113,21 @@ class MetricsHandler(BaseHTTPRequestHandler):
         send_body: bool,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.send_response(status)
+        self.log_request(status)
+        self.send_response_only(status)  # no Server header: Go sends none
+        self.send_header("Date", self.date_time_string())
         self.send_header("Content-Type", content_type)
         self.send_header("X-Content-Type-Options", "nosniff")
         for name, value in (headers or {}).items():
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
+        chunked = len(body) > CHUNKING_THRESHOLD
+        if chunked:
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if send_body:
-            self.wfile.write(body)
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body) if chunked else body)
 
     def log_message(self, format: str, *args: object) -> None:
         """Access logs stay off, as in the exporter."""

@@ -76,9 +76,10 @@ def test_node_flags_expand_percent_n_and_keep_their_addresses() -> None:
     assert (b.name, b.address, str(b.mapping_dir)) == ("gpu-b", "[::1]:9402", "/run/job-mapping/gpu-b")
 
 
-def test_no_hostname_drops_the_label_but_keeps_the_node_name() -> None:
+def test_no_hostname_is_accepted_and_ignored_as_by_the_tag() -> None:
+    """app.go@4.5.3-4.8.2 parses -n into Config.NoHostname, which nothing reads since 4.0.0."""
     (config,) = configs(["-n", "--node", "gpu-a"])
-    assert (config.name, config.hostname, config.address) == ("gpu-a", "", ":9400")
+    assert (config.name, config.hostname, config.address) == ("gpu-a", "gpu-a", ":9400")
 
 
 @pytest.mark.parametrize(

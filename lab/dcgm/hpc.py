@@ -21,6 +21,7 @@ sample. (The later expfmt renderer of 4.6.0-4.8.3 answers 500 there; PR #730 the
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -66,6 +67,11 @@ def read_job_file(path: Path) -> list[str]:
     return jobs
 
 
+def go_quote(text: str) -> str:
+    """Go's %q for the printable names and paths a mapping directory holds (JSON quoting agrees)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
 class HpcJobMapper:
     """Per-node reader with upstream's one piece of state: was the directory missing at start?"""
 
@@ -103,9 +109,21 @@ class HpcJobMapper:
             )
             return None
         self.missing_directory = False
+        names = self._gpu_files()
+        debug = self._log.isEnabledFor(logging.DEBUG)  # hpc.go's Debug lines, only with --debug
+        if debug:
+            listed = ", ".join(go_quote(name) for name in names)
+            self._log.debug(
+                f"HPC job mapping files: []string{{{listed}}}"
+                if names
+                else "HPC job mapping files: []string(nil)"
+            )
         jobs_by_file: JobMap = {}
-        for name in self._gpu_files():
+        for name in names:
             jobs_by_file[name] = self._read_file(self.mapping_dir / name)
+        if debug:
+            mapping = " ".join(f"{name}:[{' '.join(jobs)}]" for name, jobs in sorted(jobs_by_file.items()))
+            self._log.debug(f"GPU to job mapping: map[{mapping}]")
         return jobs_by_file
 
     def _gpu_files(self) -> list[str]:
@@ -113,6 +131,8 @@ class HpcJobMapper:
             entries = list(os.scandir(self.mapping_dir))
         except OSError as error:
             raise JobMappingError(go_error("open", self.mapping_dir, error)) from error
+        entries.sort(key=lambda entry: entry.name)  # os.ReadDir returns entries sorted by name
+        self._log.debug(f"hpc mapper: {len(entries)} files in the {go_quote(str(self.mapping_dir))} found")
         names = []
         for entry in entries:
             try:
@@ -122,7 +142,14 @@ class HpcJobMapper:
             except OSError:
                 self._log.warning(f"HPC mapper: can not get file info for the {entry.name} file.")
                 continue
-            if is_dir or not GPU_FILE_NAME.match(entry.name):
+            if is_dir:
+                self._log.debug(f"HPC mapper: the {go_quote(entry.name)} file is directory")
+                continue
+            if not GPU_FILE_NAME.match(entry.name):
+                self._log.debug(
+                    f"HPC mapper: file {go_quote(entry.name)} name doesn't match with <GPU_ID> or "
+                    "<GPU_ID>.<GPU_INSTANCE_ID> convention"
+                )
                 continue
             names.append(entry.name)
         return names

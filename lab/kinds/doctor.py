@@ -92,6 +92,15 @@ def check_just(which: Which = shutil.which) -> Finding:
     return check_tool("just", "pip install -e '.[dev]' (rust-just is a Python dependency)", which)
 
 
+def check_cc(which: Which = shutil.which) -> Finding:
+    return check_tool(
+        "gcc",
+        "apt-get install gcc libc6-dev",
+        which,
+        "cgo: the DCGM conformance test builds dcgm-exporter's renderer, whose go-dcgm needs it",
+    )
+
+
 def check_go(which: Which = shutil.which, run: Run = subprocess.run, fallback: Path = GO_FALLBACK) -> Finding:
     need = ".".join(map(str, MIN_GO))
     fix = f"install Go ≥ {need} (https://go.dev/dl/, e.g. to /usr/local/go), or `lab up --no-exporter`"
@@ -175,6 +184,7 @@ def run_all() -> list[Finding]:
         check_docker(),
         check_debootstrap(),
         check_go(),
+        check_cc(),
         check_exporter_source(),
         check_ansible(),
         check_just(),

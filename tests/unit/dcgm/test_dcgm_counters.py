@@ -70,7 +70,7 @@ def test_packaged_default_set_is_the_upstream_default_set_row_for_row() -> None:
 def test_packaged_file_names_its_upstream_source_in_a_header_comment() -> None:
     header = DEFAULT_COUNTERS_PATH.read_text().splitlines()[0]
     assert header.startswith("# Source: NVIDIA/dcgm-exporter etc/default-counters.csv")
-    assert "7ad58324b4447b64dc3dedf946b889b648b7f476" in DEFAULT_COUNTERS_PATH.read_text()
+    assert "at tag 4.5.3-4.8.2 (commit 691c9276" in DEFAULT_COUNTERS_PATH.read_text()
 
 
 def test_every_emulated_field_is_in_the_default_set() -> None:

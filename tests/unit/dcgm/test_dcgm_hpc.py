@@ -176,3 +176,23 @@ def test_two_jobs_on_one_gpu_double_every_family_of_that_gpu(
     assert len(gpu1) == 2 * len(gpu0) == 2 * 25
     assert {labels["hpc_job"] for labels in gpu1} == {"4711", "4712"}
     assert all("hpc_job" not in labels for labels in gpu0)
+
+
+def test_debug_lines_are_hpc_gos(
+    tmp_path: Path, make_node: Callable[..., EmulatedNode], caplog: pytest.LogCaptureFixture
+) -> None:
+    """hpc.go@4.5.3-4.8.2:78,92,173,185,190 (slog.Debug; the shim's loggers show them with --debug)."""
+    (tmp_path / "1").write_text("4711\n4712\n")
+    (tmp_path / "0").write_text("")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "x.tmp").write_text("9\n")
+    caplog.set_level(logging.DEBUG)
+    make_node(mapping_dir=tmp_path, gpus=2).scrape()
+    messages = [record.getMessage() for record in caplog.records if record.levelno == logging.DEBUG]
+    assert messages == [
+        f'hpc mapper: 4 files in the "{tmp_path}" found',
+        'HPC mapper: the "sub" file is directory',
+        'HPC mapper: file "x.tmp" name doesn\'t match with <GPU_ID> or <GPU_ID>.<GPU_INSTANCE_ID> convention',
+        'HPC job mapping files: []string{"0", "1"}',
+        "GPU to job mapping: map[0:[] 1:[4711 4712]]",
+    ]

@@ -28,6 +28,7 @@ def go_run(output: str) -> Callable[..., Any]:
         (doctor.check_debootstrap, "apt-get install debootstrap"),
         (doctor.check_ansible, "pip install -e '.[dev]'"),
         (doctor.check_just, "pip install -e '.[dev]'"),
+        (doctor.check_cc, "apt-get install gcc"),
     ],
 )
 def test_a_missing_tool_is_reported_with_a_fix_naming_its_package(
@@ -45,6 +46,7 @@ def test_a_missing_tool_is_reported_with_a_fix_naming_its_package(
         (doctor.check_debootstrap, "debootstrap"),
         (doctor.check_ansible, "ansible-playbook"),
         (doctor.check_just, "just"),
+        (doctor.check_cc, "gcc"),
     ],
 )
 def test_a_present_tool_passes_with_its_path(check: Callable[..., Finding], tool: str) -> None:
@@ -158,6 +160,7 @@ def test_run_all_covers_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
         "docker",
         "debootstrap",
         "go",
+        "gcc",
         "exporter",
         "ansible-playbook",
         "just",

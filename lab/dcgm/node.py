@@ -172,15 +172,11 @@ class EmulatedNode:
                 )
         return out, jobs, pods
 
-    def transformed_samples(self) -> list[Sample]:
-        """This scrape's samples after the pod and HPC mappers: what the renderer receives."""
+    def scrape(self) -> str:
+        """The ``/metrics`` body; raises ScrapeError where the tag answers HTTP 500."""
         samples, jobs, pods = self.samples()
         if self.config.kubernetes:
             samples = apply_pods(samples, pods)
         if self.hpc is not None:
             samples = apply_hpc_jobs(samples, jobs)
-        return samples
-
-    def scrape(self) -> str:
-        """The ``/metrics`` body; raises ScrapeError where the tag answers HTTP 500."""
-        return render(self.transformed_samples())
+        return render(samples)

@@ -21,7 +21,7 @@ from lab.dcgm.counters import load_counters
 from lab.dcgm.gpu_model import EMULATED_FIELDS
 from lab.dcgm.hpc import JobMappingError, apply_hpc_jobs
 from lab.dcgm.kubernetes import apply_pods
-from lab.dcgm.node import EmulatedNode, NodeConfig
+from lab.dcgm.node import EmulatedNode, NodeConfig, ScrapeError
 from lab.dcgm.rendermetrics import render
 from lab.dcgm.samples import Sample, collector_value
 from lab.dcgm.xid import write_injected_xid
@@ -184,7 +184,7 @@ def unreadable_cases(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 def test_hpc_mapper_errors_are_the_tags_500s(tag_binary: Path, tmp_path: Path) -> None:
     for case, mapping in unreadable_cases(tmp_path):
         emulated = node(mapping_dir=mapping)
-        with pytest.raises(Exception) as raised:
+        with pytest.raises(ScrapeError) as raised:
             emulated.scrape()
         assert isinstance(raised.value.__cause__, JobMappingError), case
         samples, _, _ = node().samples()

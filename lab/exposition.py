@@ -1,6 +1,7 @@
 """The Prometheus text exposition format (version 0.0.4), for everyone in the lab: what a value and
-an escaped string look like when rendered (the shim and the Run:ai construct each keep the renderer of
-the software they imitate, built on these), and a parser into families for the host side.
+an escaped string look like when rendered (the Run:ai construct's client_golang-style renderer is built
+on these; the DCGM shim keeps the 4.5.3-4.8.2 tag's template renderer, which escapes nothing), and a
+parser into families for the host side.
 
 The parser is prometheus_client's, imported inside :func:`parse` so that the node images, which carry
 this module for the rendering primitives, stay stdlib-only. A sample line looks like::

@@ -109,8 +109,8 @@ class HpcJobMapper:
             )
             return None
         self.missing_directory = False
-        names = self._gpu_files()
         debug = self._log.isEnabledFor(logging.DEBUG)  # hpc.go's Debug lines, only with --debug
+        names = self._gpu_files(debug)
         if debug:
             listed = ", ".join(go_quote(name) for name in names)
             self._log.debug(
@@ -126,13 +126,16 @@ class HpcJobMapper:
             self._log.debug(f"GPU to job mapping: map[{mapping}]")
         return jobs_by_file
 
-    def _gpu_files(self) -> list[str]:
+    def _gpu_files(self, debug: bool) -> list[str]:
         try:
             entries = list(os.scandir(self.mapping_dir))
         except OSError as error:
             raise JobMappingError(go_error("open", self.mapping_dir, error)) from error
         entries.sort(key=lambda entry: entry.name)  # os.ReadDir returns entries sorted by name
-        self._log.debug(f"hpc mapper: {len(entries)} files in the {go_quote(str(self.mapping_dir))} found")
+        if debug:
+            self._log.debug(
+                f"hpc mapper: {len(entries)} files in the {go_quote(str(self.mapping_dir))} found"
+            )
         names = []
         for entry in entries:
             try:
@@ -142,6 +145,7 @@ class HpcJobMapper:
             except OSError:
                 self._log.warning(f"HPC mapper: can not get file info for the {entry.name} file.")
                 continue
+            # Rare entries (a subdirectory, a writer's temporary file): their debug text costs nothing.
             if is_dir:
                 self._log.debug(f"HPC mapper: the {go_quote(entry.name)} file is directory")
                 continue

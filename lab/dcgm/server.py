@@ -113,7 +113,6 @@ class MetricsHandler(BaseHTTPRequestHandler):
         send_body: bool,
         headers: dict[str, str] | None = None,
     ) -> None:
-        self.log_request(status)
         self.send_response_only(status)  # no Server header: Go sends none
         self.send_header("Date", self.date_time_string())
         self.send_header("Content-Type", content_type)

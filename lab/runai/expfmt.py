@@ -2,7 +2,7 @@
 
 Families registered with Go's client_golang (Run:ai, KAI) are written the way its text encoder does:
 families sorted by name, label pairs sorted by label name, series sorted by label values, floats in
-Go's shortest form (``lab.dcgm.rendermetrics.go_float``). kube-state-metrics writes its own text with its
+Go's shortest form (``lab.exposition.go_float``). kube-state-metrics writes its own text with its
 label order; those families keep the order of their entry in :mod:`lab.runai.sourced_families`.
 """
 

@@ -137,11 +137,9 @@ def verify_archive(archive: Path, expected_sha256: str) -> None:
             f"{versions.SLURM_EXPORTER_ARCHIVE} there (sha256 {expected_sha256}, see ../shared/vendor/"
             f"PROVENANCE.md), or name one with --exporter-source PATH or ${SOURCE_ENV}."
         )
-    digest = hashlib.sha256()
     try:
         with archive.open("rb") as stream:
-            for block in iter(lambda: stream.read(1 << 20), b""):
-                digest.update(block)
+            digest = hashlib.file_digest(stream, "sha256")
     except OSError as error:
         raise ExporterError(
             f"{archive}: cannot read the exporter's source archive ({error.strerror or error}). "

@@ -42,14 +42,6 @@ class TagRendering:
     error: str  # what the tag's code returned, for a 500
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _source_key() -> str:
     digest = hashlib.sha256()
     for name in sorted(ARCHIVES.values()):
@@ -75,7 +67,9 @@ def build() -> Path:
         archive = VENDOR_DIR / name
         if not archive.is_file():
             raise TagRendererError(f"{archive}: missing; ../shared/vendor/PROVENANCE.md names it")
-        if (actual := _sha256(archive)) != expected:
+        with archive.open("rb") as stream:
+            actual = hashlib.file_digest(stream, "sha256").hexdigest()
+        if actual != expected:
             raise TagRendererError(f"{archive}: sha256 {actual}, expected {expected} (lab/versions.py)")
         with tarfile.open(archive) as tar:
             tar.extractall(work, filter="data")

@@ -1,8 +1,9 @@
 """Benchmark the workload: planning cost, and how fast the submitter gets jobs into Slurm.
 
-1. Plan: 30 days of a 1,024-GPU cluster (the default blueprint's workload on 128 DGX nodes), at the
-   default's rate (Helios Venus, 0.66 GPU jobs per GPU per day) and at the superpod's (Helios Saturn,
-   1.83). Wall time (best and median of 5) and peak Python memory (tracemalloc, a separate run).
+1. Plan: 30 days of a 1,024-GPU cluster (the default lab's shape on 128 DGX nodes) with the default's
+   workload (Helios Venus, 0.68 GPU jobs per GPU per day) and the superpod's (Helios Saturn, 1.86),
+   including the jobs running when the plan begins. Wall time (best and median of 5) and peak Python
+   memory (tracemalloc, a separate run).
 2. Submission through slurmrestd: ``--jobs`` planned jobs (default 200) submitted one after another by
    the runner's own client (per-user JWTs, the v0.0.42 job description with its script), then cancelled
    the same way. Reports jobs/s and per-request latency. Loopback only: the lab's slurmrestd must
@@ -63,15 +64,20 @@ def machine() -> dict[str, str]:
     }
 
 
-def cluster_of(gpus: int, rate: float) -> Blueprint:
+def cluster_of(gpus: int, workload_of: str) -> Blueprint:
+    """The default lab's shape at ``gpus`` GPUs, with the workload of a shipped blueprint."""
     data = yaml.safe_load(DEFAULT_BLUEPRINT.read_text())
     data["nodes"]["count"] = gpus // data["nodes"]["shape"]["gpus"]
-    data["workload"]["arrivals"]["gpu_jobs_per_gpu_per_day"] = rate
+    workload = yaml.safe_load((DEFAULT_BLUEPRINT.parent / f"{workload_of}.yaml").read_text())["workload"]
+    data["workload"] = {**data["workload"], "trace": workload["trace"]}
     return parse(data)
 
 
-def bench_plan(rate: float, label: str) -> list[str]:
-    blueprint = cluster_of(1024, rate)
+def bench_plan(workload_of: str) -> list[str]:
+    blueprint = cluster_of(1024, workload_of)
+    assert blueprint.workload is not None
+    trace = blueprint.workload.trace
+    label, rate = trace.cluster, round(trace.gpu_jobs_per_gpu_per_day, 3)
     timings = []
     result: Plan | None = None
     for _ in range(5):
@@ -153,7 +159,7 @@ def main() -> None:
     print()
     print("| benchmark | size | time / rate | memory |")
     print("|---|---|---|---|")
-    rows = bench_plan(0.66, "Helios Venus rate") + bench_plan(1.83, "Helios Saturn rate")
+    rows = bench_plan("default") + bench_plan("superpod")
     if not args.plan_only:
         rows += bench_submit(args.blueprint, args.jobs)
     print("\n".join(rows))

@@ -160,7 +160,7 @@ def run_command(
             job_classes=job_classes or handle.job_classes_path,
             options=RunOptions(output_dir=output_dir, drain=drain and not live_mode),
             progress=progress.say,
-            trace_queue=(spec.queue.median_s, spec.queue.mean_s),
+            trace_queue=(spec.trace.queue_s.median, spec.trace.queue_s.mean),
         )
     except (
         SubmitError,
@@ -193,9 +193,10 @@ def _clock(seconds: float) -> str:
 def _plan_text(planned: Plan, statistics: dict[str, Any]) -> str:
     scale = planned.time_scale
     lines = [
-        f"plan for lab '{planned.blueprint}': {planned.total_gpus} GPUs, {planned.hours:g} h real from "
-        f"Monday 00:00 = {duration(planned.hours * 3600 / scale)} in the lab (time scale {scale:g}), "
-        f"seed {planned.seed}: {len(planned.jobs)} jobs",
+        f"plan for lab '{planned.blueprint}': {planned.gpus_in_service} of {planned.total_gpus} GPUs in "
+        f"service, {planned.hours:g} h real from Monday 00:00 = {duration(planned.hours * 3600 / scale)} "
+        f"in the lab (time scale {scale:g}), seed {planned.seed}: {len(planned.jobs)} jobs, "
+        f"{statistics['running_at_start']} of them running when it begins",
         f"{'#':>5} {'submit real':>12} {'lab':>12}  {'class':<11} {'user/account':<22} {'partition':<11} "
         f"{'qos':<6} {'GPUs':>4} {'nodes':>5} {'runs':>8} {'limit':>8}  outcome",
     ]
@@ -207,7 +208,12 @@ def _plan_text(planned: Plan, statistics: dict[str, Any]) -> str:
             f"{job.gpus:>4} {job.nodes:>5} {duration(job.duration_s):>8} {duration(job.time_limit_s):>8}  "
             f"{outcome}"
         )
-    lines += ["", "statistics: realised | configured (trace figure or lab assumption)"]
+    lines += ["", f"statistics: realised | {statistics['trace']} (trace figure or lab assumption)"]
+    if scale != 1:
+        lines.append(
+            f"  time       compressed {scale:g}×: each lab second stands for {scale:g} real seconds; every "
+            "figure here is in real time"
+        )
     lines += _statistics_lines(statistics)
     return "\n".join(lines)
 
@@ -226,28 +232,35 @@ def _statistics_lines(stats: dict[str, Any]) -> list[str]:
 
     arrivals = stats["arrivals"]
     lines = [
-        f"  arrivals   {pair(arrivals['gpu_jobs_per_gpu_per_day'])} GPU jobs per GPU per day "
+        f"  arrivals   {pair(arrivals['gpu_jobs_per_gpu_per_day'])} GPU jobs per GPU in service per day "
         f"({pair(arrivals['jobs_per_day'], ' jobs/day', 1)})",
         f"             busiest/quietest hour {pair(arrivals['busiest_to_quietest_hour'])}, "
         f"weekend/weekday {pair(arrivals['weekend_to_weekday'])}",
+        f"  allocated  {percent(stats['allocated_share'])} of the GPUs in service (the plan's jobs as if "
+        "none waited; Slurm's queue can only lower it)",
     ]
     if "sizes" not in stats:
         return lines
-    sizes, runs, outcomes = stats["sizes"], stats["durations"], stats["outcomes"]
+    sizes, runs, outcomes, cap = stats["sizes"], stats["durations"], stats["outcomes"], stats["cap"]
     queue = stats["queue_reference"]
     lines += [
         f"  sizes      median {pair(sizes['median_gpus'], ' GPUs', 0)}, "
         f"mean {pair(sizes['mean_gpus'], ' GPUs')}, largest {pair(sizes['max_gpus'], '', 0)}",
-        f"             multi-node {sizes['multi_node_share'] * 100:.1f} %; the partition caps the tail",
+        f"             multi-node {sizes['multi_node_share'] * 100:.1f} %",
         f"  run time   median {pair(runs['median_s'], ' s', 0)}, mean {pair(runs['mean_s'], ' s', 0)}",
-        "             the traces have multi-day jobs: here a job that needs more than its limit times out",
+        f"  GPU-s/job  {pair(stats['gpu_seconds_per_job'], ' GPU-seconds per job', 0)}",
+        f"  cap        {cap['capped_job_share'] * 100:.1f} % of jobs were larger than the lab's partitions "
+        f"({cap['capped_gpu_time_share'] * 100:.1f} % of the GPU time): they ran on fewer GPUs for longer, "
+        "their GPU time kept",
+        f"             {cap['gpu_time_lost_to_limits'] * 100:.1f} % of the trace's GPU time was lost to time "
+        "limits (jobs that needed longer timed out)",
         f"  outcomes   {shares(outcomes['by_count'])}",
         f"  GPU time   {shares(outcomes['by_gpu_time'])}",
         f"             timeouts hold {outcomes['gpu_time_in_timeouts'] * 100:.1f} % "
         "(counted with failed, as the traces do)",
         f"  timeouts   {percent(outcomes['timeout_share_of_failed'])} of failed "
         "(planned, plus jobs longer than their limit)",
-        f"  classes    {shares(stats['classes'])}",
+        f"  classes    {shares(stats['classes'])} (of the jobs that fit each partition)",
         f"  queue      not planned (Slurm decides); trace reference median {queue['median_s']:g} s, "
         f"mean {queue['mean_s']:g} s",
     ]

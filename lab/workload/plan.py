@@ -1,24 +1,30 @@
-"""The plan: which jobs a cluster of the blueprint's size would see, drawn from trace statistics.
+"""The plan: which jobs a cluster of the blueprint's size would see, drawn from one trace's figures.
 
 Pure and deterministic: the same blueprint and seed give the same jobs, with no cluster and no clock.
 Times are *real* seconds from the plan's start (Monday 00:00); the submitter divides them by
 ``time_scale``. What the plan draws, and from what:
 
-* arrivals — a Poisson process (thinning) whose rate is ``gpu_jobs_per_gpu_per_day`` × GPUs, shaped
-  by the hour of the day and the day of the week (the shape averages 1 over a week);
-* class, user, QOS — class by its share; a user of the class's accounts, uniformly; QOS ``high`` for
-  the class's ``high_qos_share``;
-* outcome — completed / cancelled / failed by the trace's count shares; a stated share of the
+* arrivals — a Poisson process (thinning) at the trace's GPU jobs per GPU per day × the lab's GPUs
+  in service (a node held drained takes no jobs), shaped by the hour of the day and the day of the
+  week (the shape averages 1 over a week);
+* GPUs, run time and outcome — together, from :class:`lab.workload.fit.JointModel` fitted to the same
+  cluster, so big jobs run long and the GPU time per job is the trace's; a stated share of the
   failures are timeouts (the traces count TIMEOUT as failed);
-* GPUs — :class:`lab.workload.fit.SizeTable`, capped by the partition; above one node a job takes
-  whole nodes;
-* run time — :class:`lab.workload.fit.OutcomeDurations`. A job asks for the longest time its
-  partition and QOS allow (Slurm's default when a job gives no ``--time``); one that needs longer
-  (the traces have multi-day jobs) runs into that limit and times out. A planned timeout asked for
-  whole minutes less than it needed. Either way a timeout job runs exactly its limit.
+* class, user, QOS — a class by its share among the classes whose partition the job fits (GPUs in
+  service, time limit), as users pick a partition that can run their job; a user of the class's
+  accounts, uniformly; QOS ``high`` for the class's ``high_qos_share`` of the jobs within its wall.
 
-Queue waits are not planned: Slurm decides them. The trace's queue log-normal is kept as the
-reference the run summary compares Slurm's waits with.
+The lab is smaller than the trace's cluster. A job larger than every partition keeps its GPU time:
+it runs on the largest partition's GPUs in service for proportionally longer (as a data-parallel job
+on fewer GPUs does), so the cap does not lower the load; above one node a job takes whole nodes, also
+with its GPU time kept. A job that still needs longer than its limit times out at the limit; that GPU
+time is lost, and :func:`lab.workload.stats.describe` reports how much. A job asks for the longest
+time its partition and QOS allow (Slurm's default when a job gives no ``--time``).
+
+A plan starts mid-stream, as a real cluster is never empty: the jobs the same stream would have
+running at the start are submitted at once (``warm_s`` says how long each had already run) with what
+remains of their run. Queue waits are not planned: Slurm decides them. The trace's queue figures are
+kept as the reference the run summary compares Slurm's waits with.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from typing import Any
 
 from lab.spec.slurm_blueprint import Blueprint, BlueprintError, Partition
 from lab.spec.workload_spec import Outcome, WorkloadClassSpec, WorkloadSpec
-from lab.workload.fit import OutcomeDurations, SizeTable
+from lab.workload.fit import FitError, JointModel, SizeShare
 
 DAY_S = 86_400
 WEEK_S = 7 * DAY_S
@@ -41,6 +47,11 @@ WEEK_S = 7 * DAY_S
 FAILURE_KINDS = ("cuda_illegal_address", "cuda_out_of_memory", "nccl_timeout", "python_exception")
 # A job that is not planned to time out ends at least this long before its limit.
 LIMIT_MARGIN_S = 60
+# Tolerances of the checks that the size table, the run CDF and the summary row are one cluster's:
+# the tables are read from figures at bucket tops, which moves the means by a few percent.
+MEAN_GPUS_TOLERANCE = 0.10
+MEAN_RUN_TOLERANCE = 0.05
+MEDIAN_RUN_TOLERANCE = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,9 +69,16 @@ class PlannedJob:
     time_limit_s: int  # real seconds, whole minutes (Slurm limits are minutes)
     outcome: Outcome
     failure: str | None = None  # one of FAILURE_KINDS when outcome is "failed"
+    trace_gpus: int = 0  # the trace's draw, before the lab's cap and whole nodes
+    trace_run_s: float = 0.0  # the trace's draw, before the lab's cap and limits
+    warm_s: float = 0.0  # real seconds it had run when the plan began (0: submitted within the plan)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def gpu_seconds(self) -> float:
+        return self.gpus * self.duration_s
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,7 @@ class Plan:
     time_scale: float
     total_gpus: int
     jobs: tuple[PlannedJob, ...]
+    gpus_in_service: int = 0
 
 
 class Model:
@@ -81,25 +100,26 @@ class Model:
         _raise_problems(blueprint, spec, "the blueprint")
         self.blueprint = blueprint
         self.spec = spec
+        self.trace = spec.trace
         self.gpus_per_node = blueprint.nodes.shape.gpus
         self.total_gpus = blueprint.nodes.count * self.gpus_per_node
+        self.gpus_in_service = (blueprint.nodes.count - len(blueprint.drained_nodes)) * self.gpus_per_node
         arrivals = spec.arrivals
-        self.mean_rate_per_s = arrivals.gpu_jobs_per_gpu_per_day * self.total_gpus / DAY_S
+        self.mean_rate_per_s = self.trace.gpu_jobs_per_gpu_per_day * self.gpus_in_service / DAY_S
         self._amplitude = (arrivals.diurnal_peak_to_trough - 1) / (arrivals.diurnal_peak_to_trough + 1)
         self._week_norm = (5 + 2 * arrivals.weekend_factor) / 7
         self._peak_shape = (1 + self._amplitude) / self._week_norm
-        self.sizes = SizeTable(spec.sizes.median_gpus, spec.sizes.mean_gpus, spec.sizes.max_gpus)
-        outcomes = spec.outcomes
-        self.count_shares = outcomes.by_count.normalised()
-        self.durations = OutcomeDurations(
-            spec.durations.median_s,
-            spec.durations.mean_s,
-            self.count_shares,
-            outcomes.by_gpu_time.normalised(),
-        )
+        self.joint = joint_model(spec)
         partitions = {p.name: p for p in blueprint.partitions}
         qos_wall = {q.name: _seconds(q.max_wall) for q in blueprint.qos if q.max_wall}
         self._classes = [_ClassDraw(c, partitions[c.partition], blueprint, qos_wall) for c in spec.classes]
+        largest = max(c.capacity_gpus for c in self._classes)
+        self._fallback = [c for c in self._classes if c.capacity_gpus == largest]
+        # The longest run a job can have here: the trace's longest, stretched by the cap, within limits.
+        stretch = max(1.0, max(self.joint.sizes) / largest)
+        self.longest_run_s = min(
+            self.joint.longest_run_s * stretch, max(c.limit_s("normal") for c in self._classes)
+        )
 
     def shape(self, t_s: float) -> float:
         """Arrival-rate multiplier at ``t_s`` seconds after Monday 00:00; averages 1 over a week."""
@@ -109,43 +129,65 @@ class Model:
         return diurnal * (self.spec.arrivals.weekend_factor if weekend else 1.0) / self._week_norm
 
     def jobs(self, seed: int, week_offset_s: float = 0.0) -> Iterator[PlannedJob]:
-        """An endless, reproducible stream of jobs in submission order.
+        """An endless, reproducible stream of jobs in submission order, starting mid-stream.
 
-        ``week_offset_s`` starts the plan that far into the week (0 = Monday 00:00); live mode passes
-        the wall clock's, so the daily peak falls in the lab's afternoon. ``submit_s`` still counts
-        from the plan's start.
+        First come the jobs still running at the start (``submit_s`` 0, ``warm_s`` > 0), then the
+        jobs submitted after it. ``week_offset_s`` starts the plan that far into the week (0 = Monday
+        00:00); live mode passes the wall clock's, so the daily peak falls in the lab's afternoon.
         """
+        stream = self._stream(seed, week_offset_s - self.longest_run_s)
+        index = 0
+        for job in stream:
+            end_s = job.submit_s + job.duration_s
+            if job.submit_s >= week_offset_s:
+                yield _renumbered(job, index, job.submit_s - week_offset_s)
+                index += 1
+                break
+            if end_s > week_offset_s:
+                yield _warm(job, index, week_offset_s - job.submit_s)
+                index += 1
+        for job in stream:
+            yield _renumbered(job, index, job.submit_s - week_offset_s)
+            index += 1
+
+    def _stream(self, seed: int, start_s: float) -> Iterator[PlannedJob]:
+        """Jobs from ``start_s`` (seconds after a Monday 00:00, may be negative) on, ``submit_s`` on
+        the same clock."""
         # One generator per aspect, so changing e.g. class shares does not move the arrival times.
         arrivals, who, outcome_rng, size_rng, time_rng = (
             random.Random(f"aifactory-lab/{seed}/{aspect}")
             for aspect in ("arrivals", "who", "outcome", "size", "time")
         )
         peak_rate = self.mean_rate_per_s * self._peak_shape
-        cumulative_class = _cumulative([c.spec.share for c in self._classes])
-        t = week_offset_s
-        index = 0
+        t = start_s
         while True:
             t += arrivals.expovariate(peak_rate)
             if arrivals.random() * self._peak_shape > self.shape(t):
                 continue  # thinning: keep a candidate with probability rate(t) / peak rate
-            drawn = self._classes[_pick(cumulative_class, who.random())]
-            user, account = drawn.users[who.randrange(len(drawn.users))]
-            qos = "high" if who.random() < drawn.spec.high_qos_share else "normal"
-            outcome = self._outcome(outcome_rng)
+            drawn = self.joint.draw(size_rng, time_rng, outcome_rng)
+            timeout = outcome_rng.random() < self.spec.timeout_share_of_failed
             failure = FAILURE_KINDS[outcome_rng.randrange(len(FAILURE_KINDS))]
-            gpus = min(self.sizes.draw(size_rng), drawn.capacity_gpus)
+            outcome: Outcome = "timeout" if drawn.outcome == "failed" and timeout else drawn.outcome  # type: ignore[assignment]
+            chosen = self._class_for(drawn.gpus, drawn.run_s, who.random())
+            user, account = chosen.users[who.randrange(len(chosen.users))]
+            gpus = min(drawn.gpus, chosen.capacity_gpus)
             nodes = max(1, math.ceil(gpus / self.gpus_per_node))
             if nodes > 1:
                 gpus = nodes * self.gpus_per_node
-            limit_s = drawn.limit_s(qos)
-            duration_s, time_limit_s, outcome = self._run_time(time_rng, outcome, limit_s)
+            needed_s = drawn.run_s * drawn.gpus / gpus  # the cap and whole nodes keep the GPU time
+            qos = (
+                "high"
+                if chosen.fits_high(needed_s) and who.random() < chosen.spec.high_qos_share
+                else "normal"
+            )
+            duration_s, time_limit_s, outcome = _run_time(needed_s, outcome, chosen.limit_s(qos))
             yield PlannedJob(
-                index=index,
-                submit_s=round(t - week_offset_s, 3),
-                workload_class=drawn.spec.name,
+                index=0,
+                submit_s=round(t, 3),
+                workload_class=chosen.spec.name,
                 user=user,
                 account=account,
-                partition=drawn.partition.name,
+                partition=chosen.partition.name,
                 qos=qos,
                 gpus=gpus,
                 nodes=nodes,
@@ -153,29 +195,74 @@ class Model:
                 time_limit_s=time_limit_s,
                 outcome=outcome,
                 failure=failure if outcome == "failed" else None,
+                trace_gpus=drawn.gpus,
+                trace_run_s=round(drawn.run_s, 3),
             )
-            index += 1
 
-    def _outcome(self, rng: random.Random) -> Outcome:
-        shares = self.count_shares
-        draw = rng.random()
-        timeout = rng.random() < self.spec.outcomes.timeout_share_of_failed
-        if draw < shares["completed"]:
-            return "completed"
-        if draw < shares["completed"] + shares["cancelled"]:
-            return "cancelled"
-        return "timeout" if timeout else "failed"
+    def _class_for(self, gpus: int, run_s: float, draw: float) -> _ClassDraw:
+        """A class by share among those whose partition fits the job; else one of the largest's."""
+        fitting = [c for c in self._classes if c.fits(gpus, run_s)] or self._fallback
+        return fitting[_pick(_cumulative([c.spec.share for c in fitting]), draw)]
 
-    def _run_time(self, rng: random.Random, outcome: Outcome, limit_s: int) -> tuple[float, int, Outcome]:
-        """(run seconds, limit seconds, outcome): a job that needs longer than its limit times out."""
-        needed = self.durations.draw(rng, "failed" if outcome == "timeout" else outcome)
-        if outcome == "timeout":  # asked for whole minutes less than it needed
-            asked = min(limit_s, max(60, math.floor(needed / 60) * 60))
-            return float(asked), asked, "timeout"
-        if needed >= limit_s:  # the traces have multi-day jobs; here they run into the wall
-            return float(limit_s), limit_s, "timeout"
-        # Ending within the last minute would race Slurm's limit check: end a minute early.
-        return round(max(1.0, min(needed, limit_s - LIMIT_MARGIN_S)), 3), limit_s, outcome
+
+def joint_model(spec: WorkloadSpec) -> JointModel:
+    """The trace's joint model, checked against the trace's own published medians and means."""
+    trace = spec.trace
+    model = JointModel(
+        [SizeShare(row.gpus, row.jobs, row.gpu_time) for row in trace.sizes],
+        trace.gpu_seconds_per_job,
+        trace.run_cdf,
+        trace.outcomes.by_count.normalised(),
+        trace.outcomes.by_gpu_time.normalised(),
+    )
+    checks = (
+        ("gpus_per_job.mean", model.mean_gpus, trace.gpus_per_job.mean, MEAN_GPUS_TOLERANCE, "sizes"),
+        ("run_s.mean", model.mean_run_s, trace.run_s.mean, MEAN_RUN_TOLERANCE, "sizes and gpu_seconds"),
+        ("run_s.median", model.median_run_s, trace.run_s.median, MEDIAN_RUN_TOLERANCE, "run_cdf"),
+    )
+    for field, fitted, published, tolerance, source in checks:
+        if abs(fitted / published - 1) > tolerance:
+            raise FitError(
+                f"trace.{field}: the {source} imply {fitted:,.1f}, the trace publishes {published:,.1f} "
+                f"(more than {tolerance:.0%} apart). Fix: copy every trace figure from the same cluster"
+            )
+    return model
+
+
+def _run_time(needed_s: float, outcome: Outcome, limit_s: int) -> tuple[float, int, Outcome]:
+    """(run seconds, limit seconds, outcome): a job that needs longer than its limit times out."""
+    if outcome == "timeout":  # asked for whole minutes less than it needed
+        asked = min(limit_s, max(60, math.floor(needed_s / 60) * 60))
+        return float(asked), asked, "timeout"
+    if needed_s >= limit_s:
+        return float(limit_s), limit_s, "timeout"
+    # Ending within the last minute would race Slurm's limit check: end a minute early.
+    return round(max(1.0, min(needed_s, limit_s - LIMIT_MARGIN_S)), 3), limit_s, outcome
+
+
+def _renumbered(job: PlannedJob, index: int, submit_s: float) -> PlannedJob:
+    return _replace(job, index=index, submit_s=round(submit_s, 3))
+
+
+def _warm(job: PlannedJob, index: int, ran_s: float) -> PlannedJob:
+    """A job running when the plan begins: submitted at once with what remains of its run."""
+    remaining = job.duration_s - ran_s
+    limit_s = job.time_limit_s
+    if job.outcome == "timeout":  # it still ends at its limit: the remaining minutes
+        limit_s = max(60, math.ceil(remaining / 60) * 60)
+        remaining = float(limit_s)
+    return _replace(
+        job,
+        index=index,
+        submit_s=0.0,
+        duration_s=round(max(1.0, remaining), 3),
+        time_limit_s=limit_s,
+        warm_s=round(ran_s, 3),
+    )
+
+
+def _replace(job: PlannedJob, **changes: Any) -> PlannedJob:
+    return PlannedJob(**{**job.as_dict(), **changes})
 
 
 @dataclass
@@ -204,6 +291,12 @@ class _ClassDraw:
         wall = self.qos_wall_s.get(qos)
         return min(self.partition_limit_s, wall) if wall else self.partition_limit_s
 
+    def fits(self, gpus: int, run_s: float) -> bool:
+        return gpus <= self.capacity_gpus and run_s < self.partition_limit_s - LIMIT_MARGIN_S
+
+    def fits_high(self, run_s: float) -> bool:
+        return run_s < self.limit_s("high") - LIMIT_MARGIN_S
+
 
 def plan(
     blueprint: Blueprint, hours: float, seed: int | None = None, spec: WorkloadSpec | None = None
@@ -213,7 +306,9 @@ def plan(
     chosen = model.spec.seed if seed is None else seed
     horizon = hours * 3600
     jobs = tuple(takewhile(lambda job: job.submit_s < horizon, model.jobs(chosen)))
-    return Plan(blueprint.name, chosen, hours, model.spec.time_scale, model.total_gpus, jobs)
+    return Plan(
+        blueprint.name, chosen, hours, model.spec.time_scale, model.total_gpus, jobs, model.gpus_in_service
+    )
 
 
 def check_against(blueprint: Blueprint, source: str) -> WorkloadSpec:
@@ -222,7 +317,7 @@ def check_against(blueprint: Blueprint, source: str) -> WorkloadSpec:
     _raise_problems(blueprint, spec, source)
     try:
         Model(blueprint, spec)
-    except ValueError as error:  # a fit the published figures do not allow (fit.FitError)
+    except FitError as error:  # a fit the published figures do not allow
         raise BlueprintError(f"{source}: workload: {error}") from None
     return spec
 

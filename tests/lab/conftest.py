@@ -16,6 +16,8 @@ from lab import contract
 from lab.bringup import containers
 from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
 from lab.spec.slurm_blueprint import Blueprint, load
+from lab.spec.workload_spec import WORKLOAD_CLASSES
+from lab.workload import background
 
 LAB_BLUEPRINTS = Path(__file__).parent / "blueprints"
 
@@ -58,12 +60,35 @@ def engine() -> Iterator[docker.DockerClient]:
 
 
 @pytest.fixture(scope="session")
-def default_lab(engine: docker.DockerClient) -> Blueprint:
+def default_lab(engine: docker.DockerClient) -> Iterator[Blueprint]:
+    """The default lab, with its live workload held off while the tests run: that workload keeps
+    about 77 % of the GPUs allocated (Helios Venus), for hours per job, and the tests' own jobs need
+    free GPUs now. A live workload that ran before starts again afterwards, its plan resumed."""
     blueprint = load(DEFAULT_BLUEPRINT)
     if not containers.lab_containers(engine, blueprint.name):
         run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT))
     _require_exporter(engine, blueprint)
-    return blueprint
+    was_running = background.stop(blueprint.name)
+    cancel_workload_jobs(
+        testinfra.get_host(f"docker://{contract.container_name(blueprint.name, 'controller')}")
+    )
+    yield blueprint
+    if was_running:  # from a child, so that no Popen of the detached runner is left to this process
+        start = f"background.start({blueprint.name!r}, {str(DEFAULT_BLUEPRINT)!r})"
+        code = f"from lab.workload import background; {start}"
+        subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def cancel_workload_jobs(controller: testinfra.host.Host) -> None:
+    """Cancel the workload's jobs (named by their class, lab.workload.submit) and wait until none runs."""
+    for name in WORKLOAD_CLASSES:  # scancel takes one name at a time
+        controller.run(f"scancel --name={name}")
+    names = ",".join(WORKLOAD_CLASSES)
+    wait_for(
+        lambda: not controller.check_output(f"squeue --noheader --name={names} --format=%i").strip(),
+        60,
+        "the workload's jobs cancelled",
+    )
 
 
 def _require_exporter(engine: docker.DockerClient, blueprint: Blueprint) -> None:

@@ -2,9 +2,10 @@
 
 The run uses a *test shape* of the default blueprint's workload, not a plausible one: 20 jobs per GPU
 per day, every outcome a third of the jobs (half the failures timeouts), jobs of at most one node,
-and time compressed 600× (an hour of plan in six seconds). Seed 7 plans 8 jobs in which every outcome
-appears. The run takes about 90 s: Slurm limits are whole minutes and it enforces them on a 30-second
-cycle, so the timeout job ends 60-90 s after it starts.
+and time compressed 600× (an hour of plan in six seconds). Seed 7 plans jobs in which every outcome
+appears (the plan begins with those a cluster would have running). The plausible workload itself, at
+real time, is tested in test_workload_live.py. The run takes about 90 s: Slurm limits are whole
+minutes and it enforces them on a 30-second cycle, so the timeout job ends 60-90 s after it starts.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from lab.workload.plan import Plan, plan
 from lab.workload.runner import run
 from lab.workload.submit import NodeShape, connect
 from lab.workload.summary import RunSummary
+from tests.unit.workload.workload_testing import synthetic_trace
 
 pytestmark = pytest.mark.lab
 
@@ -46,10 +48,8 @@ def _test_shape(lab: Blueprint) -> Blueprint:
     data = copy.deepcopy(lab.model_dump(mode="json", exclude_none=True))
     workload = data["workload"]
     workload["time_scale"] = SCALE
-    workload["arrivals"]["gpu_jobs_per_gpu_per_day"] = 20
-    workload["sizes"] = {"median_gpus": 1, "mean_gpus": 2, "max_gpus": 8}
-    thirds = {"completed": 0.34, "cancelled": 0.33, "failed": 0.33}
-    workload["outcomes"].update(by_count=thirds, by_gpu_time=thirds, timeout_share_of_failed=0.5)
+    workload["trace"] = synthetic_trace(rate=20)
+    workload["timeout_share_of_failed"] = 0.5
     return parse(data)
 
 

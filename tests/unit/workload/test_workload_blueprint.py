@@ -31,21 +31,25 @@ def test_shipped_workloads_check_out(name: str) -> None:
 @pytest.mark.parametrize(
     ("updates", "field", "fix"),
     [
-        ({"durations.mean_s": 100}, "workload.durations: mean_s 100", "same trace row"),
-        ({"queue.median_s": 0}, "workload.queue.median_s", "greater than 0"),
+        ({"trace.run_s.mean": 100}, "workload.trace.run_s: mean 100 is below median 204", "same trace row"),
+        ({"trace.queue_s.median": -1}, "workload.trace.queue_s.median", "greater than or equal to 0"),
         (
-            {"outcomes.by_count.failed": 0.2},
-            "workload.outcomes.by_count: completed + cancelled + failed",
+            {"trace.outcomes.by_count.failed": 0.5},
+            "workload.trace.outcomes.by_count: completed + cancelled + failed",
             "Fix",
         ),
-        ({"outcomes.by_gpu_time.cancelled": 0}, "workload.outcomes.by_gpu_time", "Fix"),
+        ({"trace.outcomes.by_gpu_time.cancelled": 0}, "workload.trace.outcomes.by_gpu_time", "Fix"),
+        ({"timeout_share_of_failed": 1.5}, "workload.timeout_share_of_failed", "less than 1"),
+        ({"trace.sizes.1.gpus": 1}, "workload.trace: sizes: GPU counts [1, 1, 4", "one row per size"),
+        ({"trace.sizes.0.jobs": 0.9}, "workload.trace: sizes: the jobs shares sum to 1.3816", "one figure"),
+        ({"trace.sizes.0.gpu_time": 0}, "the 1-GPU row has jobs 0.5184 and gpu_time 0", "Fix: drop"),
+        ({"trace.run_cdf.3": 0.01}, "workload.trace: run_cdf: must not fall", "as fractions"),
         (
-            {"outcomes.timeout_share_of_failed": 1.5},
-            "workload.outcomes.timeout_share_of_failed",
-            "less than 1",
+            {"trace.run_cdf.20": 0.998, "trace.run_cdf.21": 0.998},
+            "workload.trace: run_cdf: ends at 0.998, not 1",
+            "Fix: extend",
         ),
-        ({"sizes.median_gpus": 3}, "workload.sizes: median_gpus 3 is not a power of two", "Fix"),
-        ({"sizes.mean_gpus": 2000}, "workload.sizes: mean_gpus 2000", "Fix"),
+        ({"trace.gpus": 0}, "workload.trace.gpus", "greater than 0"),
         ({"classes.0.share": 0.9}, "workload: classes: shares sum to 1.300", "Fix: rescale"),
         ({"classes.0.name": "gaming"}, "workload.classes.0.name", "'training', 'inference' or 'interactive'"),
         ({"time_scale": 0.5}, "workload.time_scale", "greater than or equal to 1"),
@@ -70,7 +74,12 @@ def test_bad_fields_name_file_field_and_fix(
     [
         ({"classes.0.partition": "gpux"}, "workload.classes.0.partition: 'gpux'", "Fix: use one of them"),
         ({"classes.1.accounts": ["finance"]}, "workload.classes.1.accounts: ['finance']", "Fix"),
-        ({"sizes.mean_gpus": 600}, "workload: sizes.mean_gpus 600 is out of reach", "Fix: check max_gpus"),
+        (
+            {"trace.run_s.mean": 20000},
+            "workload: trace.run_s.mean: the sizes and gpu_seconds imply 13,010.5, "
+            "the trace publishes 20,000.0",
+            "Fix: copy every trace figure from the same cluster",
+        ),
     ],
 )
 def test_names_are_checked_against_the_blueprint(

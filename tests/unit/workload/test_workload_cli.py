@@ -22,10 +22,16 @@ def test_plan_json_lists_every_field_of_every_job() -> None:
     assert document["seed"] == 4 and document["time_scale"] == 1
     fields = {
         "submit_s", "gpus", "nodes", "duration_s", "time_limit_s", "outcome", "user", "account",
-        "partition", "qos", "workload_class", "submit_lab_s", "time_limit_lab_min",
+        "partition", "qos", "workload_class", "submit_lab_s", "time_limit_lab_min", "trace_gpus",
+        "trace_run_s", "warm_s",
     }  # fmt: skip
     assert document["jobs"] and all(fields <= set(job) for job in document["jobs"])
-    assert document["statistics"]["arrivals"]["gpu_jobs_per_gpu_per_day"]["configured"] == 0.66
+    statistics = document["statistics"]
+    assert statistics["trace"] == "Helios Venus"
+    assert statistics["arrivals"]["gpu_jobs_per_gpu_per_day"]["configured"] == 0.6774  # 125,303 / 181 / 1,022
+    assert statistics["gpu_seconds_per_job"]["configured"] == 98526.0737  # 12,345,612,608 / 125,303
+    assert statistics["allocated_share"]["configured"] == 0.7724
+    assert statistics["running_at_start"] == sum(1 for job in document["jobs"] if job["warm_s"] > 0)
     again = runner.invoke(app, ["plan", "--hours", "72", "--seed", "4", "--json"])
     assert again.output == result.output, "same seed, same plan"
 
@@ -34,9 +40,23 @@ def test_plan_text_shows_jobs_and_statistics_in_real_and_lab_time() -> None:
     result = runner.invoke(app, ["plan", "--hours", "48", "--time-scale", "60"])
     assert result.exit_code == 0, result.output
     assert "48 h real from Monday 00:00 = 48.0 min in the lab (time scale 60)" in result.output
-    for label in ("arrivals", "sizes", "run time", "outcomes", "GPU time", "classes", "queue"):
+    assert "compressed 60×: each lab second stands for 60 real seconds" in result.output
+    labels = (
+        "arrivals",
+        "allocated",
+        "sizes",
+        "run time",
+        "GPU-s/job",
+        "cap",
+        "outcomes",
+        "GPU time",
+        "classes",
+    )
+    for label in (*labels, "queue"):
         assert f"  {label}" in result.output
-    assert "trace reference median 1 s, mean 446 s" in result.output
+    assert "| 77.2 % of the GPUs in service" in result.output
+    assert "| 98526 GPU-seconds per job" in result.output
+    assert "trace reference median 0 s, mean 1253.29 s" in result.output
 
 
 def test_a_bad_blueprint_stops_plan_and_run_with_file_field_and_fix(tmp_path: Path) -> None:

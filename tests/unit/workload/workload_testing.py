@@ -9,6 +9,7 @@ at its (whole-minute) limit, and is cancelled only by a DELETE.
 from __future__ import annotations
 
 import copy
+import math
 import re
 import threading
 from collections.abc import Iterable
@@ -21,6 +22,7 @@ import yaml
 from lab.bringup.slurmrestd import Credentials, RestError
 from lab.paths import BLUEPRINTS_DIR
 from lab.spec.slurm_blueprint import Blueprint, parse
+from lab.spec.workload_spec import WorkloadSpec
 from lab.workload.plan import PlannedJob
 
 FIXTURES = Path(__file__).parent / "fixtures" / "slurmrestd-24.11.5"
@@ -32,10 +34,18 @@ def shipped_data(name: str = "default") -> dict[str, Any]:
     return data
 
 
-def unbounded_blueprint(nodes: int = 256) -> Blueprint:
-    """The default workload on a cluster with no limit that cuts the trace's distributions: enough
-    GPUs for the largest Seren job, unlimited partitions, a QOS without a wall-time cap."""
+def shipped_spec(name: str = "default", data: dict[str, Any] | None = None) -> WorkloadSpec:
+    """The workload section of a shipped blueprint (or of ``data``), validated."""
+    workload = parse(data if data is not None else shipped_data(name)).workload
+    assert workload is not None
+    return workload
+
+
+def unbounded_blueprint(nodes: int = 256, workload_of: str = "default") -> Blueprint:
+    """A shipped workload on a cluster with no limit that cuts the trace's distributions: enough
+    GPUs for the largest job of the table, unlimited partitions, a QOS without a wall-time cap."""
     data = shipped_data()
+    data["workload"] = shipped_data(workload_of)["workload"]
     data["nodes"]["count"] = nodes
     for partition in data["partitions"]:
         partition["max_time"] = "UNLIMITED"
@@ -207,16 +217,36 @@ def _no_val(value: float) -> dict[str, Any]:
     return {"set": True, "infinite": False, "number": int(value)}
 
 
-def busy_blueprint(rate: float = 20.0) -> Blueprint:
+def synthetic_trace(rate: int = 20, thirds: bool = True) -> dict[str, Any]:
+    """A synthetic trace for tests, not a plausible one: ``rate`` GPU jobs per GPU per day, 1-8 GPUs,
+    runs of 16 s to 34 min independent of size, and (``thirds``) every outcome a third of jobs and of
+    GPU time. Consistent by construction: the sizes' GPU time is p·g / mean GPUs, the bins' mean
+    (log-uniform, 1.4427 × their lower edges) is the mean run."""
+    cdf = [0.0] * 5 + [0.1, 0.3, 0.5, 0.7, 0.85, 0.95, 1.0]  # run ≤ 2^k s
+    lower_mean = sum((b - a) * 2 ** (k - 1) for k, (a, b) in enumerate(zip([0.0, *cdf], cdf, strict=False)))
+    mean_run = lower_mean / math.log(2)
+    sizes = {1: 0.5, 2: 0.25, 4: 0.125, 8: 0.125}
+    mean_gpus = sum(g * p for g, p in sizes.items())
+    outcome = {"completed": 0.34, "cancelled": 0.33, "failed": 0.33}
+    trace = copy.deepcopy(shipped_data()["workload"]["trace"])
+    trace.update(
+        cluster="test shape",
+        gpus=1,
+        days=1,
+        gpu_jobs=rate,
+        gpu_seconds=rate * mean_gpus * mean_run,
+        gpus_per_job={"median": 1, "mean": mean_gpus},
+        run_s={"median": 128, "mean": mean_run},
+        sizes=[{"gpus": g, "jobs": p, "gpu_time": p * g / mean_gpus} for g, p in sizes.items()],
+        run_cdf=cdf,
+    )
+    if thirds:
+        trace["outcomes"] = {"by_count": outcome, "by_gpu_time": outcome}
+    return trace
+
+
+def busy_blueprint(rate: int = 20) -> Blueprint:
     """The default lab with a test-only workload: busy, and every outcome frequent. Not plausible;
     for exercising the runner (and the lab test) in seconds."""
-    data = with_workload(
-        shipped_data(),
-        **{
-            "arrivals.gpu_jobs_per_gpu_per_day": rate,
-            "outcomes.by_count": {"completed": 0.34, "cancelled": 0.33, "failed": 0.33},
-            "outcomes.by_gpu_time": {"completed": 0.34, "cancelled": 0.33, "failed": 0.33},
-            "outcomes.timeout_share_of_failed": 0.5,
-        },
-    )
+    data = with_workload(shipped_data(), trace=synthetic_trace(rate), timeout_share_of_failed=0.5)
     return parse(data)

@@ -213,7 +213,7 @@ class JointModel:
         counts = [count_shares[n] / count_total for n in names]
         times = [gpu_time_shares[n] / time_total for n in names]
         logw = self._cell_log_gpu_time()
-        weights = [[self.table[i][k] for k in range(len(self.bins))] for i in range(len(self.sizes))]
+        weights = self.table
         total_time = sum(
             weights[i][k] * math.exp(logw[i][k])
             for i in range(len(self.sizes))

@@ -33,7 +33,7 @@ import math
 import random
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from itertools import takewhile
 from typing import Any
 
@@ -241,7 +241,7 @@ def _run_time(needed_s: float, outcome: Outcome, limit_s: int) -> tuple[float, i
 
 
 def _renumbered(job: PlannedJob, index: int, submit_s: float) -> PlannedJob:
-    return _replace(job, index=index, submit_s=round(submit_s, 3))
+    return replace(job, index=index, submit_s=round(submit_s, 3))
 
 
 def _warm(job: PlannedJob, index: int, ran_s: float) -> PlannedJob:
@@ -251,7 +251,7 @@ def _warm(job: PlannedJob, index: int, ran_s: float) -> PlannedJob:
     if job.outcome == "timeout":  # it still ends at its limit: the remaining minutes
         limit_s = max(60, math.ceil(remaining / 60) * 60)
         remaining = float(limit_s)
-    return _replace(
+    return replace(
         job,
         index=index,
         submit_s=0.0,
@@ -259,10 +259,6 @@ def _warm(job: PlannedJob, index: int, ran_s: float) -> PlannedJob:
         time_limit_s=limit_s,
         warm_s=round(ran_s, 3),
     )
-
-
-def _replace(job: PlannedJob, **changes: Any) -> PlannedJob:
-    return PlannedJob(**{**job.as_dict(), **changes})
 
 
 @dataclass

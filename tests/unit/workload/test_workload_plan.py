@@ -18,7 +18,7 @@ import pytest
 
 from lab.dcgm.workloads import PROFILES
 from lab.paths import DEFAULT_BLUEPRINT
-from lab.spec.slurm_blueprint import Blueprint, load
+from lab.spec.slurm_blueprint import Blueprint, load, parse
 from lab.spec.workload_spec import WORKLOAD_CLASSES
 from lab.workload.plan import DAY_S, WEEK_S, Model, Plan, PlannedJob, plan
 from lab.workload.stats import allocated_share, describe
@@ -228,7 +228,7 @@ def test_a_wall_time_cap_loses_gpu_time_and_says_so() -> None:
     """With the 48 h batch cap of HPC sites, the multi-day jobs time out at it."""
     data = shipped_data()
     data["partitions"][0]["max_time"] = "2-00:00:00"
-    capped = load_data(data)
+    capped = parse(data)
     planned = plan(capped, 24 * 56, seed=6)
     stats = describe(planned, Model(capped))
     assert stats["cap"]["gpu_time_lost_to_limits"] > 0.1
@@ -251,12 +251,6 @@ def test_a_plan_can_start_later_in_the_week(unbounded: Blueprint) -> None:
     ]
     assert from_saturday[0].submit_s < 600, "submit_s still counts from the plan's start"
     assert len(from_saturday) / len(from_monday) == pytest.approx(0.5, abs=0.05)
-
-
-def load_data(data: dict[str, object]) -> Blueprint:
-    from lab.spec.slurm_blueprint import parse
-
-    return parse(data)
 
 
 def _first(jobs: Iterator[PlannedJob], seconds: float) -> list[PlannedJob]:

@@ -284,12 +284,14 @@ def inventory(
 
 def _mount_constructs() -> None:
     from lab.churn.cli import app as churn_app
+    from lab.drill.cli import drill
     from lab.runai.cli import app as runai_app
     from lab.workload.cli import app as workload_app
 
     app.add_typer(runai_app, name="runai")
     app.add_typer(workload_app, name="workload")
     app.add_typer(churn_app, name="churn")
+    app.command("drill", no_args_is_help=True)(drill)
 
 
 _mount_constructs()
@@ -313,8 +315,8 @@ def fault_xid(
 
     The node's DCGM series show it (DCGM_FI_DEV_XID_ERRORS with err_code/err_msg), the XID health
     check drains the node within its interval (30 s in the lab), and the job on that GPU fails with
-    a CUDA error line carrying its job id. Clear with code 0, then `lab sh controller -- scontrol
-    update NodeName=NODE State=RESUME`.
+    a CUDA error line carrying its job id. Clear with code 0: the health check's next run resumes
+    the node it drained (a node drained for another reason stays drained).
     """
     from lab.bringup.faults import FaultError, inject_xid
     from lab.dcgm.shim import write_injected_xid

@@ -26,6 +26,9 @@ RUNAI_HOST_PORTS = {"runai": RUNAI_API_PORT, "prometheus": 9190}  # 127.0.0.1, b
 
 # Mounts and hand-over paths.
 SHARED_MOUNT = "/var/lib/aifactory-lab/shared"  # host → nodes, read-only: XID faults and job classes
+# A small tmpfs on every node, empty but for `lab drill mapping-dir-faults`, which fills it (ENOSPC).
+DRILL_FULL_MOUNT = "/var/lib/aifactory-lab/drill-full"
+DRILL_FULL_SIZE = "64k"
 XID_DIR = "xid"  # under SHARED_MOUNT: `lab fault xid` writes, the shim reads
 JOBS_DIR = "jobs"  # under SHARED_MOUNT
 JOB_CLASSES = "jobs/classes.json"  # under SHARED_MOUNT: the workload runner writes, the shim reads

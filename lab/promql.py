@@ -53,6 +53,16 @@ def query_range(base_url: str, promql: str, start: float, end: float, step_s: fl
     return result
 
 
+def raw_range(base_url: str, selector: str, at: float) -> list[dict[str, Any]]:
+    """A range selector (``up[10m]``) evaluated at ``at``: each series' ``metric`` and its raw samples
+    as stored, ``values`` ([[t, "v"], …]), with no step and no lookback filling a gap."""
+    data = _get(base_url, "/api/v1/query", {"query": selector, "time": f"{at:.3f}"})
+    if data["resultType"] != "matrix":
+        raise PrometheusError(f"{selector}: expected a range selector, got a {data['resultType']}")
+    result: list[dict[str, Any]] = data["result"]
+    return result
+
+
 def targets(base_url: str) -> list[dict[str, Any]]:
     active: list[dict[str, Any]] = _get(base_url, "/api/v1/targets", {"state": "active"})["activeTargets"]
     return active

@@ -25,6 +25,8 @@ class ContainerSpec:
     volumes: dict[str, str] = field(default_factory=dict)  # volume name → mount point
     binds: dict[str, str] = field(default_factory=dict)  # host path → mount point (read-only)
     writable_binds: dict[str, str] = field(default_factory=dict)  # host path → mount point
+    # mount point → tmpfs options; /run is a host's: empty at every boot, so no stale pid file survives
+    tmpfs: dict[str, str] = field(default_factory=lambda: {"/run": "mode=0755"})
 
     @property
     def name(self) -> str:
@@ -70,14 +72,19 @@ def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
         ),
         prometheus_spec(lab, blueprint.ports.prometheus),
     ]
+    node_tmpfs = {
+        "/run": "mode=0755",
+        contract.DRILL_FULL_MOUNT: f"size={contract.DRILL_FULL_SIZE},mode=0755",
+    }
     if blueprint.racks:
         specs += [
-            ContainerSpec(lab, rack, "rack", nodes=tuple(members), binds=shared)
+            ContainerSpec(lab, rack, "rack", nodes=tuple(members), binds=shared, tmpfs=node_tmpfs)
             for rack, members in blueprint.racks.items()
         ]
     else:
         specs += [
-            ContainerSpec(lab, node, "node", nodes=(node,), binds=shared) for node in blueprint.nodes.names
+            ContainerSpec(lab, node, "node", nodes=(node,), binds=shared, tmpfs=node_tmpfs)
+            for node in blueprint.nodes.names
         ]
     return specs
 

@@ -92,11 +92,13 @@ def _ensure_container(client: docker.DockerClient, spec: ContainerSpec, network:
         existing.remove(force=True)
     client.containers.run(
         spec.image,
-        command=["sleep", "infinity"],
+        # Boots like a host: starts the daemons provisioning enabled (none on the first start), then sleeps.
+        command=["/usr/local/sbin/lab-daemon", "boot"],
         name=spec.name,
         hostname=spec.hostname,
         detach=True,
         init=True,  # reaps the daemons Ansible starts with `docker exec`
+        tmpfs=dict(spec.tmpfs),
         network=network,
         # Slurm addresses hosts by name (SlurmctldHost=controller, NodeAddr=rack01 …).
         networking_config={network: client.api.create_endpoint_config(aliases=[spec.hostname])},

@@ -43,18 +43,9 @@ def start(lab: str, blueprint: Path) -> int:
         return pid
     with log_file(lab).open("ab") as log:
         process = subprocess.Popen(
-            # The lab is the blueprint's `name`; progress lines would only fill the log.
-            [
-                sys.executable,
-                "-m",
-                "lab",
-                "workload",
-                "run",
-                "--live",
-                "--blueprint",
-                str(blueprint),
-                "--quiet",
-            ],
+            # The lab is the blueprint's `name`. Progress lines stay: the log is the record of what the
+            # workload submitted and cancelled (`lab drill` reads it), a line or two per job.
+            [sys.executable, "-m", "lab", "workload", "run", "--live", "--blueprint", str(blueprint)],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -25,6 +25,7 @@ LAYERS = {
     "lab.runai": 3,
     "lab.capture": 4,
     "lab.churn": 4,
+    "lab.drill": 4,
     "lab.kinds": 5,
 }
 COMMAND_LINE = 6

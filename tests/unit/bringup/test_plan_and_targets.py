@@ -46,6 +46,19 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
     assert binds["prometheus"] == {}
 
 
+def test_every_container_boots_with_an_empty_run_and_nodes_get_a_small_tmpfs_to_fill(
+    default_data: dict[str, Any],
+) -> None:
+    """/run as on a host (no pid file of the last boot survives); the drill's full file system only
+    on hosts that run slurmd, and small: filling it must not cost memory."""
+    for lab in (blueprint.parse(default_data), _racks(default_data)):
+        for spec in container_specs.slurm_containers(lab):
+            assert spec.tmpfs["/run"] == "mode=0755"
+            slurmd_host = spec.role in ("node", "rack")
+            assert (contract.DRILL_FULL_MOUNT in spec.tmpfs) == slurmd_host, spec.hostname
+    assert contract.DRILL_FULL_SIZE == "64k"
+
+
 def test_rack_lab_has_one_container_per_rack(default_data: dict[str, Any]) -> None:
     specs = container_specs.slurm_containers(_racks(default_data))
     racks = [s for s in specs if s.role == "rack"]

@@ -1,0 +1,198 @@
+"""Drills that break nodes: a node container killed under a job (a host that loses power), XIDs on
+several GPUs of several nodes at once, and a burst of jobs through the prolog and epilog."""
+
+from __future__ import annotations
+
+import shlex
+import time
+from functools import partial
+
+from lab import contract
+from lab.bringup.faults import inject_xid
+from lab.dcgm.shim import write_injected_xid
+from lab.drill.probe import DrillError, Probe
+from lab.drill.record import Drill, Record
+from lab.drill.services import JOB_START_S, ended, in_service, in_service_node, running
+
+# slurm.conf SlurmdTimeout (the lab keeps Slurm's default, 300 s), plus the ping cycle that notices it.
+NODE_DOWN_WITHIN_S = 300 + 120
+BOOT_WITHIN_S = 120
+XID_STORM = {0: [(1, 79), (2, 79)], 1: [(4, 48)]}  # node index → (GPU, XID): 79 off the bus, 48 DBE
+BURST_JOBS = 16  # one-GPU jobs, about two thirds of the default lab's 24 GPUs in service
+BURST_JOB_S = 20
+
+
+def mapping_dir(probe: Probe, node: str) -> str:
+    return f"{contract.JOB_MAPPING_DIR}/{node}" if probe.lab.blueprint.racks else contract.JOB_MAPPING_DIR
+
+
+def mapping_files(probe: Probe, node: str) -> dict[str, list[str]]:
+    """GPU file name → the job ids in it, for one node (regular files only, as the prolog writes)."""
+    listing = probe.check(
+        host_of(probe, node),
+        f"cd {shlex.quote(mapping_dir(probe, node))} && for f in *; do "
+        '[ -f "$f" ] && [ ! -L "$f" ] && printf "%s:%s\\n" "$f" "$(tr "\\n" " " <"$f")"; done; true',
+    )
+    files: dict[str, list[str]] = {}
+    for line in listing.splitlines():
+        name, _, ids = line.partition(":")
+        files[name] = ids.split()
+    return files
+
+
+def state_if(probe: Probe, node: str, prefix: str) -> tuple[str, str] | None:
+    """The node's (state, reason) when its state begins with ``prefix`` (down, drain …), else None."""
+    state, reason = probe.node_state(node)
+    return (state, reason) if state.startswith(prefix) else None
+
+
+def in_service_now(probe: Probe, node: str) -> bool:
+    return in_service(probe.node_state(node)[0])
+
+
+def host_of(probe: Probe, node: str) -> str:
+    """The container a node's slurmd runs in: the node itself, or its rack."""
+    for rack, members in (probe.lab.blueprint.racks or {}).items():
+        if node in members:
+            return str(rack)
+    return node
+
+
+def node_loss(probe: Probe, record: Record) -> None:
+    node = in_service_node(probe)
+    record.broken = {f"dcgm/{node}:{contract.DCGM_EXPORTER_PORT}"}
+    job = probe.submit(2, 60, options=f"--nodelist={node}")
+    probe.until(lambda: running(probe, job), JOB_START_S, f"job {job} running on {node}")
+    before = {
+        j for ids in probe.until(lambda: mapping_files(probe, node), 30, "mapping").values() for j in ids
+    }
+    record.check(
+        f"job {job} is in {node}'s mapping files before the loss", job in before, str(sorted(before))
+    )
+    container = probe.container(host_of(probe, node))
+    began = time.monotonic()
+    container.kill()
+    try:
+        state, reason = probe.until(lambda: state_if(probe, node, "down"), NODE_DOWN_WITHIN_S, f"{node} DOWN")
+        record.check(f"Slurm marks {node} DOWN with a reason", bool(reason), f"{state}: {reason}")
+        runs = probe.slurm(f"sacct -X -D -n -P -j {job} -o State").split()
+        record.check(f"job {job} ended NODE_FAIL (and was requeued)", "NODE_FAIL" in runs, " → ".join(runs))
+        down = probe.query(f'up{{instance="{node}:{contract.DCGM_EXPORTER_PORT}"}} == 0')
+        record.check(f"{node}'s DCGM target is down in Prometheus", bool(down))
+        exported = probe.query(f'slurm_node_status{{node="{node}",status=~"down.*"}}')
+        record.check(f"the exporter shows {node} down", bool(exported), str([s.labels for s in exported][:1]))
+    finally:
+        container.start()
+    probe.until(lambda: in_service_now(probe, node), BOOT_WITHIN_S, f"{node} back in service after its boot")
+    probe.say(f"{node} back in service {record.recovered_since(began):.0f} s after the loss")
+    daemons = {
+        name: probe.daemon_running(host_of(probe, node), name) for name in ("munged", f"slurmd@{node}")
+    }
+    daemons["dcgm-shim"] = probe.daemon_running(host_of(probe, node), "dcgm-shim")
+    record.check("the boot started munged, slurmd and the shim", all(daemons.values()), str(daemons))
+    live = set(probe.slurm(f"squeue -h -w {node} -t RUNNING,COMPLETING -o %i").split())
+    stale = {gpu: ids for gpu, ids in mapping_files(probe, node).items() if set(ids) - live}
+    record.check("no mapping file holds a job id from before the boot", not stale, str(stale) or "none")
+    probe.until(lambda: ended(probe, [job]), 240, f"requeued job {job} ended")
+
+
+def xid_storm(probe: Probe, record: Record) -> None:
+    serving = [node for node in probe.lab.blueprint.nodes.names if in_service_now(probe, node)]
+    if len(serving) < len(XID_STORM):
+        raise DrillError(f"the storm needs {len(XID_STORM)} nodes in service; {serving} are")
+    faults = {str(serving[i]): gpus for i, gpus in XID_STORM.items()}
+    logs = {node: _check_log_lines(probe, node) for node in faults}
+    began = time.monotonic()
+    for node, gpus in faults.items():
+        for gpu, code in gpus:
+            inject_xid(probe.lab.blueprint, node, gpu, code, write_injected_xid)
+    try:
+        for node, gpus in faults.items():
+            _, reason = probe.until(partial(state_if, probe, node, "drain"), 120, f"{node} drained")
+            first = gpus[0]
+            record.check(
+                f"{node} drains with the first faulted GPU's XID as its reason",
+                f"XID {first[1]}" in reason and f"on GPU {first[0]}" in reason,
+                reason,
+            )
+        probe.say(f"{len(faults)} nodes drained {time.monotonic() - began:.0f} s after the storm")
+        for node in faults:
+            new = _check_log_lines(probe, node)[len(logs[node]) :]
+            drains = [line for line in new if ":drained " in line]
+            record.check(
+                f"{node} was drained once", len(drains) == 1, f"{len(drains)} drains in {len(new)} runs"
+            )
+    finally:
+        cleared = time.monotonic()
+        for node, gpus in faults.items():
+            for gpu, _ in gpus:
+                inject_xid(probe.lab.blueprint, node, gpu, 0, write_injected_xid)
+    for node in faults:
+        probe.until(partial(in_service_now, probe, node), 120, f"{node} resumed")
+    probe.say(f"every node resumed {record.recovered_since(cleared):.0f} s after the faults were cleared")
+    record.check("every drained node resumed once its fault was cleared", True, ", ".join(faults))
+
+
+def _check_log_lines(probe: Probe, node: str) -> list[str]:
+    code, text = probe.run(host_of(probe, node), "cat /var/log/slurm/dcgm-xid-check.log 2>/dev/null")
+    return [line for line in text.splitlines() if f"node={node} " in line] if code == 0 else []
+
+
+def burst(probe: Probe, record: Record) -> None:
+    began = time.monotonic()
+    jobs = [probe.submit(1, BURST_JOB_S) for _ in range(BURST_JOBS)]
+    rate = len(jobs) / (time.monotonic() - began)
+    probe.say(f"submitted {len(jobs)} jobs at {rate:.1f} jobs/s")
+    record.notes.append(f"{len(jobs)} one-GPU jobs of {BURST_JOB_S} s submitted at {rate:.1f} jobs/s")
+    ours = set(jobs)
+    allocation: dict[str, tuple[str, list[int]]] = {}
+    seen: dict[str, set[tuple[str, str]]] = {job: set() for job in jobs}
+    misplaced: list[str] = []
+    deadline = time.monotonic() + JOB_START_S + 4 * BURST_JOB_S
+    while not ended(probe, jobs):
+        if time.monotonic() > deadline:
+            raise DrillError(f"the burst's jobs did not end within {deadline - began:.0f} s")
+        for job in ours - set(allocation):
+            if running(probe, job):
+                allocation[job] = probe.job_nodes_gpus(job)
+        for node in {node for node, _ in allocation.values()}:
+            for gpu, ids in mapping_files(probe, node).items():
+                for job in ours & set(ids):
+                    seen[job].add((node, gpu))
+                    where = allocation.get(job)
+                    if where is not None and (where[0] != node or int(gpu) not in where[1]):
+                        misplaced.append(f"job {job} in {node}/{gpu}, allocated {where}")
+    record.recovered_since(began)
+    record.check("no job id appeared in another GPU's mapping file", not misplaced, "; ".join(misplaced[:5]))
+    unseen = [job for job in jobs if job in allocation and not seen[job]]
+    record.check(
+        "every job that was seen running appeared in its GPUs' mapping files",
+        not unseen and bool(allocation),
+        f"{len(allocation)} of {len(jobs)} seen running; never mapped: {unseen}",
+    )
+    left = {
+        f"{node}/{gpu}": sorted(ours & set(ids))
+        for node in {node for node, _ in allocation.values()}
+        for gpu, ids in mapping_files(probe, node).items()
+        if ours & set(ids)
+    }
+    record.check("every id left the mapping files when its job ended", not left, str(left) or "none")
+    states = probe.job_states(jobs)
+    record.check(
+        "sacct has every burst job COMPLETED",
+        len(states) == len(jobs) and all(s == "COMPLETED" for s in states.values()),
+        f"{sum(s == 'COMPLETED' for s in states.values())} of {len(jobs)} COMPLETED",
+    )
+
+
+DRILLS = [
+    Drill(
+        "node-loss",
+        "a node container killed (docker kill) under a job, then started (a power loss and a boot)",
+        node_loss,
+        8,
+        fast=False,
+    ),
+    Drill("xid-storm", "XIDs 79 and 48 on three GPUs of two nodes at once, then cleared", xid_storm, 2),
+    Drill("burst", f"{BURST_JOBS} one-GPU jobs submitted as fast as sbatch returns", burst, 1.5),
+]

@@ -1,0 +1,200 @@
+"""The running lab as a drill sees it: commands in its containers, Slurm's answers, Prometheus' samples,
+and polling with a deadline (a drill never sleeps for a fixed time where it can wait for a condition).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from docker.models.containers import Container
+
+from lab import promql
+from lab.bringup.running import RunningLab
+from lab.workload import background
+
+T = TypeVar("T")
+
+DAEMON = "/usr/local/sbin/lab-daemon"
+_SUBMITTED = re.compile(r"\bsubmitted job (\d+):")  # the runner's progress line, after its clock
+
+
+class DrillError(RuntimeError):
+    """The drill could not go on (the lab is not in a state to drill, or a step failed); it says why."""
+
+
+class DrillTimeout(DrillError):
+    """A condition the drill waited for did not come within its deadline."""
+
+
+@dataclass
+class Probe:
+    lab: RunningLab
+    say: Callable[[str], None]
+    submitted: list[str] = field(default_factory=list)  # the drill's own jobs, in order
+    _workload_log_offset: int = 0
+
+    # --- containers ---
+
+    def container(self, host: str) -> Container:
+        found = self.lab.container(host)
+        if found is None:
+            raise DrillError(f"lab '{self.lab.name}' has no container for {host}. Fix: `lab up`.")
+        found.reload()
+        return found
+
+    def run(self, host: str, command: str) -> tuple[int, str]:
+        """``sh -c command`` in ``host``'s container: exit code and output (stdout and stderr)."""
+        code, output = self.container(host).exec_run(["sh", "-c", command])
+        return code, output.decode("utf-8", "replace")
+
+    def check(self, host: str, command: str) -> str:
+        code, output = self.run(host, command)
+        if code != 0:
+            raise DrillError(f"{host}: `{command}` exited {code}: {output.strip()[:300]}")
+        return output
+
+    def daemon(self, host: str, action: str, *names: str) -> str:
+        return self.check(host, shlex.join([DAEMON, action, *names]))
+
+    def daemon_running(self, host: str, name: str) -> bool:
+        return self.run(host, shlex.join([DAEMON, "status", name]))[1].strip() == f"{name} running"
+
+    def kill(self, host: str, process: str) -> None:
+        """SIGKILL, as the OOM killer or a crash ends a daemon: no clean shutdown, no state saved."""
+        self.check(host, f"pkill -KILL -x {shlex.quote(process)}")
+
+    # --- Slurm ---
+
+    def slurm(self, command: str) -> str:
+        return self.check("controller", command)
+
+    def controller_answers(self) -> bool:
+        code, output = self.run("controller", "scontrol ping")
+        return code == 0 and "is UP" in output
+
+    def submit(self, gpus: int, seconds: int, *, user: str | None = None, options: str = "") -> str:
+        """A job that runs lab-gpu-app on ``gpus`` GPUs for ``seconds``, as a blueprint user."""
+        user = user or self.lab.blueprint.all_users[0].name
+        sbatch = (
+            f"sbatch --parsable --job-name=drill --time=10 --gres=gpu:{gpus} --output=/dev/null "
+            f"{options} --wrap {shlex.quote(f'lab-gpu-app --seconds {seconds}')}"
+        )
+        job = self.slurm(f"runuser -u {shlex.quote(user)} -- {sbatch}").strip().split(";")[0]
+        if not job.isdigit():
+            raise DrillError(f"sbatch answered {job!r}, not a job id")
+        self.submitted.append(job)
+        return job
+
+    def queued(self) -> set[str]:
+        return set(self.slurm("squeue -h -o %i").split())
+
+    def job_states(self, jobs: list[str]) -> dict[str, str]:
+        """Job id → its state in accounting (the last run of a requeued job)."""
+        if not jobs:
+            return {}
+        text = self.slurm(f"sacct -X -n -P -j {','.join(jobs)} -o JobIDRaw,State")
+        states: dict[str, str] = {}
+        for line in text.splitlines():
+            job, _, state = line.partition("|")
+            if job:
+                states[job] = state
+        return states
+
+    def squeue_state(self, job: str) -> str:
+        return self.slurm(f"squeue -h -j {job} -o %T 2>/dev/null || true").strip()
+
+    def job_nodes_gpus(self, job: str) -> tuple[str, list[int]]:
+        """The node a running one-node job is on, and its GPU indices (``scontrol show job -d``)."""
+        detail = self.slurm(f"scontrol show job -d {job}")
+        match = re.search(r"Nodes=(\S+) CPU_IDs=\S+ Mem=\d+ GRES=gpu(?::\w+)?:\d+\(IDX:([\d,-]+)\)", detail)
+        if match is None:
+            raise DrillError(f"job {job} holds no GPUs yet: {detail.strip()[:200]}")
+        return match[1], _indices(match[2])
+
+    def node_state(self, node: str) -> tuple[str, str]:
+        """sinfo's state (e.g. ``idle``, ``down*``, ``drained``) and reason of one node."""
+        line = self.slurm(f"sinfo --noheader --Node --nodes={shlex.quote(node)} --format='%T|%E'")
+        state, _, reason = line.strip().splitlines()[0].partition("|")
+        return state, reason
+
+    # --- the workload's jobs ---
+
+    def mark_workload_log(self) -> None:
+        path = background.log_file(self.lab.name)
+        self._workload_log_offset = path.stat().st_size if path.exists() else 0
+
+    def workload_submissions(self) -> list[str]:
+        """Job ids the live workload submitted since :meth:`mark_workload_log`."""
+        path = background.log_file(self.lab.name)
+        if not path.exists():
+            return []
+        with path.open("rb") as log:
+            log.seek(self._workload_log_offset)
+            return _SUBMITTED.findall(log.read().decode("utf-8", "replace"))
+
+    # --- Prometheus ---
+
+    def query(self, expression: str) -> list[promql.Series]:
+        return promql.query(self.lab.prometheus_url, expression)
+
+    def prometheus_ready(self) -> bool:
+        try:
+            return bool(self.query("vector(1)"))
+        except promql.PrometheusError:
+            return False
+
+    def scrape_interval_s(self) -> float:
+        intervals = [_seconds(t["scrapeInterval"]) for t in promql.targets(self.lab.prometheus_url)]
+        if not intervals:
+            raise DrillError("Prometheus has no active target. Fix: `lab up`.")
+        return max(intervals)
+
+    def up_samples(self, start: float, end: float) -> dict[str, list[tuple[float, float]]]:
+        """Every target's raw ``up`` samples in [start, end], keyed ``job/instance``."""
+        window = max(1, round(end - start))
+        data = promql.raw_range(self.lab.prometheus_url, f"up[{window}s]", end)
+        return {
+            f"{item['metric'].get('job')}/{item['metric'].get('instance')}": [
+                (float(t), float(v)) for t, v in item["values"]
+            ]
+            for item in data
+        }
+
+    # --- waiting ---
+
+    def until(
+        self, condition: Callable[[], T | None], timeout_s: float, what: str, every_s: float = 0.5
+    ) -> T:
+        """Poll ``condition`` until it returns something true and return that, or raise DrillTimeout."""
+        deadline = time.monotonic() + timeout_s
+        last_error: Exception | None = None
+        while True:
+            try:
+                value = condition()
+                if value:
+                    return value
+            except (DrillError, promql.PrometheusError) as error:
+                last_error = error
+            if time.monotonic() >= deadline:
+                hint = f" (last error: {last_error})" if last_error else ""
+                raise DrillTimeout(f"{what}: not within {timeout_s:.0f} s{hint}")
+            time.sleep(every_s)
+
+
+def _indices(text: str) -> list[int]:
+    indices: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        indices.extend(range(int(low), int(high or low) + 1))
+    return indices
+
+
+def _seconds(duration: str) -> float:
+    """Prometheus durations as the targets API prints them (``15s``, ``1m``, ``1m30s``)."""
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    return sum(float(n) * units[u] for n, u in re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h)", duration))

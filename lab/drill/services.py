@@ -1,0 +1,215 @@
+"""Drills that break one service daemon: slurmctld, slurmdbd and MariaDB, slurmrestd, the DCGM shim,
+Prometheus. Each kills or stops the daemon the way it fails in production (SIGKILL: no clean
+shutdown), restores it with the lab's own service command, and checks what must have survived."""
+
+from __future__ import annotations
+
+import time
+
+from lab import contract
+from lab.bringup import slurmrestd
+from lab.drill.probe import DrillError, Probe
+from lab.drill.record import Drill, Record
+
+JOB_START_S = 120  # a drill job waits at most this long for free GPUs beside the live workload
+DBD_OUTAGE_S = 120  # "for minutes": accounting is down at least this long
+
+
+def in_service(state: str) -> bool:
+    """sinfo's state of a node that takes jobs; the suffix marks (``*`` not responding …) excluded."""
+    return state.rstrip("*~#!%$@^-") in ("idle", "mixed", "allocated")
+
+
+def in_service_node(probe: Probe) -> str:
+    """A node that takes jobs now (not drained, down or reserved for repair)."""
+    for node in probe.lab.blueprint.nodes.names:
+        if in_service(probe.node_state(node)[0]):
+            return str(node)
+    raise DrillError("no node is in service. Fix: `lab status`, then resume a node or `lab up`.")
+
+
+def running(probe: Probe, job: str) -> bool:
+    return probe.squeue_state(job) == "RUNNING"
+
+
+def ended(probe: Probe, jobs: list[str]) -> bool:
+    return not set(jobs) & probe.queued()
+
+
+def _scheduler_value(probe: Probe, family: str) -> float | None:
+    series = probe.query(family)
+    return series[0].value if series else None
+
+
+def controller_restart(probe: Probe, record: Record) -> None:
+    record.broken = {f"slurm/controller:{contract.SLURM_EXPORTER_PORT}"}
+    survivor = probe.submit(1, 120)
+    probe.until(lambda: running(probe, survivor), JOB_START_S, f"job {survivor} running")
+    waiting = probe.submit(1, 10, options="--begin=now+20")
+
+    def submitted() -> float | None:
+        return _scheduler_value(probe, "slurm_scheduler_jobs_submitted")
+
+    def counted_ours() -> float:
+        value = submitted()
+        return value if value is not None and value >= 2 else 0.0
+
+    before = probe.until(counted_ours, 60, "sdiag's submitted jobs, exported")
+    probe.kill("controller", "slurmctld")
+    record.check("slurmctld is gone after SIGKILL", not probe.controller_answers())
+    began = time.monotonic()
+    probe.daemon("controller", "start", "slurmctld")
+    probe.until(probe.controller_answers, 60, "slurmctld answering scontrol ping")
+    probe.say(f"slurmctld back in {record.recovered_since(began):.1f} s")
+    record.check(
+        "the running job survived (StateSaveLocation)", running(probe, survivor), probe.squeue_state(survivor)
+    )
+    probe.until(
+        lambda: probe.squeue_state(waiting) != "PENDING", JOB_START_S, f"pending job {waiting} started"
+    )
+    record.check("the job pending at the kill started after the restart", True, f"job {waiting}")
+
+    def reset() -> str:
+        value = submitted()
+        return f"{before:.0f} → {value:.0f}" if value is not None and value < before else ""
+
+    record.check(
+        "sdiag's counters reset with the restart (sdiag(1))", True, probe.until(reset, 90, "a reset")
+    )
+    fresh = probe.query('up{job="slurm"} == 1 and time() - timestamp(slurm_scheduler_threads) < 60')
+    record.check("the exporter reads slurmctld again", bool(fresh))
+    probe.until(lambda: ended(probe, [survivor, waiting]), 180, "the drill's jobs ended")
+
+
+def dbd_outage(probe: Probe, record: Record) -> None:
+    began_outage = time.monotonic()
+    probe.daemon("dbd", "stop", "slurmdbd")
+    probe.daemon("dbd", "stop", "mariadb")
+    try:
+        jobs = [probe.submit(1, 10) for _ in range(3)]
+        probe.until(lambda: ended(probe, jobs), JOB_START_S + 60, "the drill's jobs finished")
+
+        def dbd_queue() -> float:
+            return _scheduler_value(probe, "slurm_scheduler_dbd_queue_size") or 0
+
+        queued = probe.until(dbd_queue, 60, "the exporter's DBD agent queue growing")
+        record.check(
+            "slurmctld queues the accounting (slurm_scheduler_dbd_queue_size > 0)", True, f"{queued:.0f}"
+        )
+        probe.until(lambda: time.monotonic() - began_outage >= DBD_OUTAGE_S, DBD_OUTAGE_S + 5, "the outage")
+    finally:
+        began = time.monotonic()
+        probe.daemon("dbd", "start", "mariadb")
+        probe.daemon("dbd", "start", "slurmdbd")
+
+    def all_accounted() -> dict[str, str]:
+        found = probe.job_states(jobs)
+        return found if len(found) == len(jobs) else {}
+
+    states = probe.until(all_accounted, 120, "the outage's jobs in sacct")
+    probe.say(f"accounting caught up in {record.recovered_since(began):.1f} s")
+    record.check(
+        "every job that ended during the outage is in sacct, COMPLETED",
+        all(state == "COMPLETED" for state in states.values()),
+        ", ".join(f"{job}={state}" for job, state in sorted(states.items())),
+    )
+    probe.until(
+        lambda: _scheduler_value(probe, "slurm_scheduler_dbd_queue_size") == 0, 60, "the DBD queue drained"
+    )
+    record.check("the DBD agent queue drains to 0", True)
+
+
+def restd_restart(probe: Probe, record: Record) -> None:
+    credentials = probe.lab.token(probe.lab.blueprint.all_users[0].name, 600)
+    url = probe.lab.slurmrestd_url
+
+    def pings_up() -> bool:
+        try:
+            status, body = slurmrestd.ping(url, credentials)
+        except (OSError, slurmrestd.RestError):
+            return False
+        return status == 200 and body["pings"][0]["pinged"] == "UP"
+
+    record.check("slurmrestd answers an authenticated ping before", pings_up())
+    probe.kill("restd", "slurmrestd")
+    record.check("slurmrestd refuses connections while it is down", not pings_up())
+    began = time.monotonic()
+    probe.daemon("restd", "start", "slurmrestd")
+    probe.until(pings_up, 60, "slurmrestd answering with the token issued before the restart")
+    probe.say(f"slurmrestd back in {record.recovered_since(began):.1f} s")
+    record.check("a token issued before the restart still works (the JWT key is slurmctld's)", True)
+
+
+def shim_restart(probe: Probe, record: Record) -> None:
+    node = in_service_node(probe)
+    target = f"{node}:{contract.DCGM_EXPORTER_PORT}"
+    record.broken = {f"dcgm/{target}"}
+    job = probe.submit(2, 120, options=f"--nodelist={node}")
+    probe.until(lambda: running(probe, job), JOB_START_S, f"job {job} running on {node}")
+    _, gpus = probe.job_nodes_gpus(job)
+
+    def labelled() -> list[int]:
+        series = probe.query(f'DCGM_FI_DEV_GPU_UTIL{{instance="{target}",hpc_job="{job}"}}')
+        return sorted(int(s.labels["gpu"]) for s in series)
+
+    probe.until(lambda: labelled() == gpus, 60, f"hpc_job={job} on GPUs {gpus} of {node}")
+    probe.check(node, "pkill -KILL -f '^python3 -m lab.dcgm'")
+    began = time.monotonic()
+    probe.daemon(node, "start", "dcgm-shim")
+    fresh = f'up{{instance="{target}"}} == 1 and time() - timestamp(up{{instance="{target}"}}) < 5'
+    probe.until(lambda: probe.query(fresh), 60, f"{target} scraped again")
+    probe.say(f"the shim answers again after {record.recovered_since(began):.1f} s")
+    record.check(
+        "after the restart the job's GPUs, and only they, carry hpc_job (read from the mapping files)",
+        labelled() == gpus,
+        f"job {job}: GPUs {labelled()} labelled, {gpus} allocated",
+    )
+    probe.slurm(f"scancel {job}")
+    probe.until(lambda: ended(probe, [job]), 60, f"job {job} ended")
+
+
+def prometheus_restart(probe: Probe, record: Record) -> None:
+    record.broken = {"*"}  # every target has a gap while Prometheus is down
+    killed_at = time.time()
+    before = probe.up_samples(killed_at - 300, killed_at)
+    count_before = sum(len(points) for points in before.values())
+    probe.check("prometheus", "pkill -KILL -x prometheus")
+    began = time.monotonic()
+    probe.daemon("prometheus", "start", "prometheus")
+    probe.until(probe.prometheus_ready, 120, "Prometheus answering queries (WAL replayed)")
+    probe.say(f"Prometheus back in {record.recovered_since(began):.1f} s")
+    after = probe.up_samples(killed_at - 300, killed_at)
+    count_after = sum(len(points) for points in after.values())
+    record.check(
+        "no sample from before the kill is lost (the TSDB's WAL survived SIGKILL)",
+        count_before > 0 and count_after >= count_before,
+        f"{count_after} of {count_before} `up` samples of the 5 minutes before the kill",
+    )
+    probe.until(
+        lambda: probe.query("count(up == 1 and time() - timestamp(up) < 30)"),
+        60,
+        "every target scraped again",
+    )
+
+
+DRILLS = [
+    Drill(
+        "controller-restart", "slurmctld killed (SIGKILL) mid-workload, then started", controller_restart, 1.5
+    ),
+    Drill(
+        "dbd-outage",
+        f"slurmdbd, then MariaDB stopped for {DBD_OUTAGE_S // 60} minutes while jobs finish",
+        dbd_outage,
+        3,
+    ),
+    Drill("restd-restart", "slurmrestd killed (SIGKILL), then started", restd_restart, 0.3),
+    Drill(
+        "shim-restart",
+        "the DCGM shim of one node killed (SIGKILL) under a job, then started",
+        shim_restart,
+        1,
+    ),
+    Drill(
+        "prometheus-restart", "Prometheus killed (SIGKILL), then started on its TSDB", prometheus_restart, 1
+    ),
+]

@@ -1,0 +1,154 @@
+"""Runs drills against a running Slurm lab and writes their report.
+
+Around every drill: a preflight (slurmctld answers, every target is up), then the drill, then the
+checks every drill shares (:mod:`lab.drill.checks`): every job submitted meanwhile, by the drill and
+by the live workload, is in ``sacct`` with a terminal state once it left the queue, and no target the
+drill did not break has a scrape gap over two intervals.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import docker
+
+from lab import promql
+from lab.bringup.running import RunningLab
+from lab.bringup.slurmrestd import RestError
+from lab.drill import mapping, nodes, services
+from lab.drill.checks import Check, accounting_check, scrape_gap_check
+from lab.drill.probe import DrillError, Probe
+from lab.drill.record import Drill, Outcome, Record
+
+# Cheapest first, so a broken lab fails fast; node-loss last: it waits out SlurmdTimeout.
+_ORDER = ["restd-restart", "shim-restart", "prometheus-restart", "controller-restart", "burst"]
+_ORDER += ["mapping-dir-faults", "xid-storm", "dbd-outage", "node-loss"]
+DRILLS = {
+    d.name: d
+    for d in sorted([*services.DRILLS, *nodes.DRILLS, *mapping.DRILLS], key=lambda d: _ORDER.index(d.name))
+}
+GROUPS = {"all": list(DRILLS), "fast": [name for name, d in DRILLS.items() if d.fast]}
+_ERRORS = (DrillError, promql.PrometheusError, RestError, docker.errors.DockerException, OSError)
+
+
+def select(names: list[str]) -> list[Drill]:
+    """The drills named (``all`` and ``fast`` are groups), in their run order, each once."""
+    wanted: set[str] = set()
+    for name in names:
+        if name in GROUPS:
+            wanted.update(GROUPS[name])
+        elif name in DRILLS:
+            wanted.add(name)
+        else:
+            known = ", ".join([*GROUPS, *DRILLS])
+            raise DrillError(f"no drill {name!r}. Fix: name one of {known} (`lab drill --list`).")
+    return [drill for name, drill in DRILLS.items() if name in wanted]
+
+
+def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outcome:
+    probe = Probe(lab, say)
+    record = Record()
+    probe.mark_workload_log()
+    began, began_wall = time.monotonic(), time.time()
+    error = ""
+    try:
+        _preflight(probe)
+        drill.run(probe, record)
+    except _ERRORS as problem:
+        error = str(problem)
+    ended_wall = time.time()
+    try:
+        record.checks += _nothing_lost(probe, record, began_wall, ended_wall)
+    except _ERRORS as problem:
+        error = error or f"after the drill: {problem}"
+    return Outcome(
+        drill, record.checks, record.recover_s, time.monotonic() - began, error, tuple(record.notes)
+    )
+
+
+def _preflight(probe: Probe) -> None:
+    probe.until(probe.controller_answers, 60, "slurmctld answering before the drill")
+    probe.until(probe.prometheus_ready, 60, "Prometheus answering before the drill")
+    probe.until(
+        lambda: not probe.query("up == 0 or time() - timestamp(up) > 60"),
+        90,
+        "every target up before the drill",
+    )
+
+
+def _nothing_lost(probe: Probe, record: Record, start: float, end: float) -> list[Check]:
+    """The shared checks: accounting, and (unless Prometheus itself was broken) scrape gaps."""
+    own = probe.submitted
+    try:
+        probe.until(lambda: not set(own) & probe.queued(), 180, "the drill's own jobs ended")
+    except DrillError as timeout:
+        probe.say(str(timeout))
+    submitted = own + probe.workload_submissions()
+    checks = [accounting_check(submitted, probe.job_states(submitted), probe.queued())]
+    if "*" not in record.broken:
+        samples = probe.up_samples(start, end)
+        checks.append(scrape_gap_check(samples, probe.scrape_interval_s(), start, end, record.broken))
+    return checks
+
+
+# --- the report ---
+
+
+def report_lines(outcome: Outcome) -> list[str]:
+    verdict = "PASS" if outcome.passed else "FAIL"
+    recover = f"{outcome.recover_s:.1f} s" if outcome.recover_s is not None else "–"
+    lines = [f"{verdict}  {outcome.drill.name}: recovered in {recover}, drill took {outcome.seconds:.0f} s"]
+    lines += [
+        f"      {'ok  ' if c.passed else 'FAIL'} {c.name}{f' ({c.detail})' if c.detail else ''}"
+        for c in outcome.checks
+    ]
+    lines += [f"      note: {note}" for note in outcome.notes]
+    if outcome.error:
+        lines.append(f"      error: {outcome.error}")
+    return lines
+
+
+def markdown(outcomes: list[Outcome], machine: str) -> str:
+    """The RELIABILITY.md table of one run."""
+    rows = [
+        f"Run of {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}.",
+        "",
+        "| drill | what was broken | what was checked | result | time to recover |",
+        "|---|---|---|---|---|",
+    ]
+    for outcome in outcomes:
+        checked = "; ".join(
+            f"{c.name}{'' if c.passed else ' **(failed: ' + c.detail + ')**'}" for c in outcome.checks
+        )
+        if outcome.error:
+            checked += f"; **error: {outcome.error}**"
+        recover = f"{outcome.recover_s:.1f} s" if outcome.recover_s is not None else "–"
+        rows.append(
+            f"| `{outcome.drill.name}` | {outcome.drill.breaks} | {checked} | "
+            f"{'pass' if outcome.passed else '**fail**'} | {recover} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def write_report(outcomes: list[Outcome], directory: Path, machine: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "drills.md").write_text(markdown(outcomes, machine), encoding="utf-8")
+    raw = [
+        {
+            "drill": o.drill.name,
+            "breaks": o.drill.breaks,
+            "passed": o.passed,
+            "recover_s": o.recover_s,
+            "seconds": round(o.seconds, 1),
+            "error": o.error,
+            "notes": list(o.notes),
+            "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in o.checks],
+        }
+        for o in outcomes
+    ]
+    (directory / "drills.json").write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
+    return directory

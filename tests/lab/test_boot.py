@@ -1,0 +1,75 @@
+"""Containers boot like hosts: `docker restart` of any Slurm container brings its daemons back in
+order without `lab up`, and a node's job-mapping directory comes back empty (the dcgm_job_mapping
+role's tmpfiles.d entry, applied at boot), so no GPU is labelled with a job that died with the node."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import docker
+import pytest
+from testinfra.host import Host
+
+from lab import contract
+from lab.bringup import containers
+from lab.spec.slurm_blueprint import Blueprint
+
+from .conftest import wait_for
+
+pytestmark = pytest.mark.lab
+
+BOOTED_DAEMONS = {
+    "dbd": ["munged", "mariadb", "slurmdbd"],
+    "controller": ["munged", "slurmctld", "slurm_exporter"],
+    "restd": ["munged", "slurmrestd"],
+}
+
+
+def _restart(engine: docker.DockerClient, lab: Blueprint, hostname: str) -> None:
+    container = containers.find_container(engine, lab.name, hostname)
+    assert container is not None
+    container.restart(timeout=10)
+
+
+def _running(host: Host, daemons: list[str]) -> bool:
+    states = host.run("/usr/local/sbin/lab-daemon status " + " ".join(daemons)).stdout.split("\n")
+    return all(line.endswith(" running") for line in states if line)
+
+
+def _in_service(controller: Host, node: str) -> bool:
+    state = controller.run(f"sinfo --noheader --Node --nodes={node} --format=%T").stdout.strip()
+    return state in ("idle", "mixed", "allocated")
+
+
+def test_a_node_boots_with_its_daemons_and_an_empty_mapping_directory(
+    engine: docker.DockerClient, default_lab: Blueprint, host: Callable[[str], Host]
+) -> None:
+    node = "dgx-004"  # in service; no test job is left on it (the fixtures cancel theirs)
+    mapping = f"{contract.JOB_MAPPING_DIR}/7"
+    host(node).check_output(f"echo 999999 >{mapping}")  # a job that died with the node
+    boot_log_lines = len(host(node).run("cat /var/log/lab-boot.log").stdout.splitlines())
+    _restart(engine, default_lab, node)
+    wait_for(lambda: _running(host(node), ["munged", f"slurmd@{node}", "dcgm-shim"]), 60, f"{node}'s daemons")
+    wait_for(lambda: _in_service(host("controller"), node), 60, f"{node} back in service")
+    assert host(node).run(f"cat {mapping}").stdout.strip() == ""
+    booted = host(node).check_output("cat /var/log/lab-boot.log").splitlines()[boot_log_lines:]
+    started = [line.split()[-1] for line in booted if " started " in line]
+    assert started == ["munged", f"slurmd@{node}", "dcgm-shim"], booted
+    assert (
+        host(node).file("/etc/tmpfiles.d/dcgm-job-mapping.conf").contains(f"^D! {contract.JOB_MAPPING_DIR} ")
+    )
+
+
+@pytest.mark.parametrize("hostname", list(BOOTED_DAEMONS))
+def test_service_containers_boot_with_their_daemons_in_order(
+    engine: docker.DockerClient, default_lab: Blueprint, host: Callable[[str], Host], hostname: str
+) -> None:
+    _restart(engine, default_lab, hostname)
+    wait_for(lambda: _running(host(hostname), BOOTED_DAEMONS[hostname]), 60, f"{hostname}'s daemons")
+    booted = host(hostname).check_output("cat /var/log/lab-boot.log").split(" boot\n")[-1]
+    assert [line.split()[-1] for line in booted.splitlines() if " started " in line] == BOOTED_DAEMONS[
+        hostname
+    ]
+    controller = host("controller")
+    wait_for(lambda: controller.run("scontrol ping").stdout.count("is UP") == 1, 60, "slurmctld UP")
+    wait_for(lambda: controller.run("sacct -n -X -S now-1hours -o JobID | head -1").rc == 0, 60, "accounting")

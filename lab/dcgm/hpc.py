@@ -30,8 +30,9 @@ from pathlib import Path
 
 from lab.dcgm.samples import HPC_JOB_ATTRIBUTE, Sample
 
-# validGPUFile in hpc.go: plain GPU ids ("0") or MIG instances "<GPU_ID>.<GPU_I_ID>" ("2.0").
-GPU_FILE_NAME = re.compile(r"^\d+(\.\d+)?$")
+# validGPUFile in hpc.go, `^\d+(\.\d+)?$`: plain GPU ids ("0") or MIG instances "<GPU_ID>.<GPU_I_ID>"
+# ("2.0"). Go's \d is ASCII only and its $ ends the text, so: ASCII digits, matched whole ("0\n" is not).
+GPU_FILE_NAME = re.compile(r"[0-9]+(\.[0-9]+)?")
 # bufio.MaxScanTokenSize: a longer line makes Scanner.Err() return ErrTooLong.
 MAX_LINE_BYTES = 64 * 1024
 
@@ -52,6 +53,8 @@ def read_job_file(path: Path) -> list[str]:
     """Job ids of one mapping file, one per line, exactly as ``bufio.Scanner`` splits them."""
     try:
         data = path.read_bytes()
+    except IsADirectoryError as error:  # Go opens a directory (a symlink to one) and fails the read
+        raise JobMappingError(go_error("read", path, error)) from error
     except OSError as error:
         raise JobMappingError(go_error("open", path, error)) from error
     lines = data.split(b"\n")
@@ -149,7 +152,7 @@ class HpcJobMapper:
             if is_dir:
                 self._log.debug(f"HPC mapper: the {go_quote(entry.name)} file is directory")
                 continue
-            if not GPU_FILE_NAME.match(entry.name):
+            if not GPU_FILE_NAME.fullmatch(entry.name):
                 self._log.debug(
                     f"HPC mapper: file {go_quote(entry.name)} name doesn't match with <GPU_ID> or "
                     "<GPU_ID>.<GPU_INSTANCE_ID> convention"

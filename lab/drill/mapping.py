@@ -16,6 +16,7 @@ Only what the drill planted is removed afterwards; ids the live workload's jobs 
 from __future__ import annotations
 
 import shlex
+import time
 from collections.abc import Callable
 
 from lab import contract
@@ -37,9 +38,11 @@ def _free_gpu_files(probe: Probe, node: str) -> list[str]:
     return [str(gpu) for gpu in range(gpus) if not files.get(str(gpu))]
 
 
-def _through_the_prolog(probe: Probe, node: str, record: Record, fault: str) -> None:
-    """One job through the node's prolog and epilog under ``fault``, and what must still hold."""
+def _through_the_prolog(probe: Probe, node: str, record: Record, fault: str, why: str) -> None:
+    """One job through the node's prolog and epilog under ``fault``, and what must still hold; the
+    prolog's log line must say ``why`` (the error it met and skipped)."""
     host = host_of(probe, node)
+    since = time.time()
     job = probe.submit(1, 3, options=f"--nodelist={node}")
     probe.until(lambda: ended(probe, [job]), JOB_START_S + 60, f"job {job} through {fault}")
     state = probe.job_states([job]).get(job, "")
@@ -53,17 +56,13 @@ def _through_the_prolog(probe: Probe, node: str, record: Record, fault: str) -> 
         f"{node_state} {reason}".strip(),
     )
     lines = [line for line in probe.check(host, f"cat {LOG}").splitlines() if f" job_id={job} " in line]
-    results = [part.split("=", 1)[1] for line in lines for part in line.split() if part.startswith("result=")]
-    record.check(f"{fault}: prolog and epilog each logged one line", len(lines) == 2, " | ".join(results))
+    record.check(f"{fault}: prolog and epilog each logged one line", len(lines) == 2, f"{len(lines)} lines")
+    prolog = next((line for line in lines if " action=prolog " in line), "")
+    logged = prolog.split(" result=", 1)[-1]
+    record.check(f"{fault}: the prolog logged the problem and went on", why in prolog, f"result={logged}")
     target = f"{node}:{contract.DCGM_EXPORTER_PORT}"
-    scraped = probe.until(
-        lambda: probe.query(
-            f'up{{instance="{target}"}} == 1 and time() - timestamp(up{{instance="{target}"}}) < 15'
-        ),
-        45,
-        f"{target} scraped under {fault}",
-    )
-    record.check(f"{fault}: the DCGM target answers (up == 1)", bool(scraped))
+    scraped = probe.until(lambda: probe.scraped_since(target, since), 45, f"{target} scraped under {fault}")
+    record.check(f"{fault}: the DCGM target answers (up == 1)", scraped)
 
 
 def _plant(probe: Probe, node: str, script: str) -> None:
@@ -93,7 +92,7 @@ def _directory(probe: Probe, node: str, free: list[str]) -> tuple[str, str]:
 
 
 def _moved_directory(
-    probe: Probe, node: str, record: Record, fault: str, directory: str, prepare: str
+    probe: Probe, node: str, record: Record, fault: str, why: str, directory: str, prepare: str
 ) -> None:
     """The script's directory set to ``directory`` (after ``prepare``) for one job, then set back."""
     host = host_of(probe, node)
@@ -105,39 +104,43 @@ def _moved_directory(
     probe.check(host, prepare)
     try:
         probe.check(host, f"printf '%s\\n' {shlex.quote(moved)} >{CONF}.drill && mv {CONF}.drill {CONF}")
-        _through_the_prolog(probe, node, record, fault)
+        _through_the_prolog(probe, node, record, fault, why)
     finally:
         probe.check(
             host, f"printf '%s\\n' {shlex.quote(original.rstrip())} >{CONF}.drill && mv {CONF}.drill {CONF}"
         )
 
 
-FILE_FAULTS: dict[str, Callable[[Probe, str, list[str]], tuple[str, str]]] = {
-    "garbage files": _garbage,
-    "a planted symlink": _symlink,
-    "a directory where a file should be": _directory,
+# fault → (what plants and removes it, what the prolog logs when it meets it)
+FILE_FAULTS: dict[str, tuple[Callable[[Probe, str, list[str]], tuple[str, str]], str]] = {
+    "garbage files": (_garbage, f"'{GARBAGE_LINE}' is not a job id"),
+    "a planted symlink": (_symlink, "not a regular file"),
+    "a directory where a file should be": (_directory, "not a regular file"),
 }
 
 
 def mapping_dir_faults(probe: Probe, record: Record) -> None:
     node = in_service_node(probe)
-    for fault, make in FILE_FAULTS.items():
+    for fault, (make, why) in FILE_FAULTS.items():
         free = _free_gpu_files(probe, node)
         plant, undo = make(probe, node, free)
         _plant(probe, node, plant)
         try:
-            _through_the_prolog(probe, node, record, fault)
+            _through_the_prolog(probe, node, record, fault, why)
         finally:
             _plant(probe, node, undo)
     shared = contract.SHARED_MOUNT
     readonly = f"! touch {shared}/.drill 2>/dev/null"  # EROFS even for root: a read-only bind mount
-    _moved_directory(probe, node, record, "a read-only file system", shared, readonly)
+    _moved_directory(
+        probe, node, record, "a read-only file system", "Read-only file system", shared, readonly
+    )
     full = contract.DRILL_FULL_MOUNT
     _moved_directory(
         probe,
         node,
         record,
         "a full file system",
+        "No space left on device",
         full,
         f"dd if=/dev/zero of={full}/.drill-fill bs=4k 2>/dev/null; test -s {full}/.drill-fill",
     )

@@ -116,12 +116,6 @@ def xid_storm(probe: Probe, record: Record) -> None:
                 reason,
             )
         probe.say(f"{len(faults)} nodes drained {time.monotonic() - began:.0f} s after the storm")
-        for node in faults:
-            new = _check_log_lines(probe, node)[len(logs[node]) :]
-            drains = [line for line in new if ":drained " in line]
-            record.check(
-                f"{node} was drained once", len(drains) == 1, f"{len(drains)} drains in {len(new)} runs"
-            )
     finally:
         cleared = time.monotonic()
         for node, gpus in faults.items():
@@ -131,6 +125,15 @@ def xid_storm(probe: Probe, record: Record) -> None:
         probe.until(partial(in_service_now, probe, node), 120, f"{node} resumed")
     probe.say(f"every node resumed {record.recovered_since(cleared):.0f} s after the faults were cleared")
     record.check("every drained node resumed once its fault was cleared", True, ", ".join(faults))
+    for node in faults:  # every health-check run of the storm, from the fault to the resume
+        runs = _check_log_lines(probe, node)[len(logs[node]) :]
+        drains = sum(":drained " in line for line in runs)
+        resumes = sum(" result=resumed " in line for line in runs)
+        record.check(
+            f"{node} was drained once and resumed once",
+            drains == 1 and resumes == 1,
+            f"{len(runs)} health-check runs: {drains} drain, {resumes} resume",
+        )
 
 
 def _check_log_lines(probe: Probe, node: str) -> list[str]:

@@ -20,6 +20,7 @@ from lab.workload import background
 T = TypeVar("T")
 
 DAEMON = "/usr/local/sbin/lab-daemon"
+STATE_SAVE = "/var/spool/slurm/ctld"  # slurm.conf StateSaveLocation in the lab
 _SUBMITTED = re.compile(r"\bsubmitted job (\d+):")  # the runner's progress line, after its clock
 
 
@@ -77,6 +78,12 @@ class Probe:
         code, output = self.run("controller", "scontrol ping")
         return code == 0 and "is UP" in output
 
+    def state_saved_after(self, since: float) -> bool:
+        """slurmctld wrote its job state (StateSaveLocation/job_state) after the Unix time ``since``.
+        It saves on a timer, a few seconds after a change: a job it has not saved yet is lost with it."""
+        code, mtime = self.run("controller", f"stat -c %Y {STATE_SAVE}/job_state")
+        return code == 0 and int(mtime.strip() or 0) > since
+
     def submit(self, gpus: int, seconds: int, *, user: str | None = None, options: str = "") -> str:
         """A job that runs lab-gpu-app on ``gpus`` GPUs for ``seconds``, as a blueprint user."""
         user = user or self.lab.blueprint.all_users[0].name
@@ -111,7 +118,8 @@ class Probe:
     def job_nodes_gpus(self, job: str) -> tuple[str, list[int]]:
         """The node a running one-node job is on, and its GPU indices (``scontrol show job -d``)."""
         detail = self.slurm(f"scontrol show job -d {job}")
-        match = re.search(r"Nodes=(\S+) CPU_IDs=\S+ Mem=\d+ GRES=gpu(?::\w+)?:\d+\(IDX:([\d,-]+)\)", detail)
+        # e.g. "Nodes=dgx-001 CPU_IDs=0-13 Mem=250000 GRES=gpu:h100:2(IDX:0-1)"
+        match = re.search(r"Nodes=(\S+) .*?GRES=\S*\(IDX:([0-9,\-]+)\)", detail)
         if match is None:
             raise DrillError(f"job {job} holds no GPUs yet: {detail.strip()[:200]}")
         return match[1], _indices(match[2])
@@ -141,6 +149,20 @@ class Probe:
 
     def query(self, expression: str) -> list[promql.Series]:
         return promql.query(self.lab.prometheus_url, expression)
+
+    def scraped_since(self, instance: str, since: float) -> bool:
+        """Prometheus scraped ``instance`` successfully after the Unix time ``since``."""
+        selector = f'up{{instance="{instance}"}}'
+        return bool(self.query(f"{selector} == 1 and timestamp({selector}) > {since:.3f}"))
+
+    def all_scraped_since(self, since: float) -> bool:
+        """Every target was scraped (successfully or not) after ``since``: the window holds its last state."""
+        return not self.query(f"timestamp(up) <= {since:.3f}")
+
+    def answers_http(self, host: str, port: int, path: str = "/metrics") -> bool:
+        """An HTTP 200 from ``127.0.0.1:port`` inside ``host``'s container (what a local agent sees)."""
+        fetch = f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{port}{path}', timeout=2)"
+        return self.run(host, f'python3 -c "{fetch}"')[0] == 0
 
     def prometheus_ready(self) -> bool:
         try:

@@ -62,7 +62,12 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
         error = str(problem)
     ended_wall = time.time()
     try:
-        record.checks += _nothing_lost(probe, record, began_wall, ended_wall)
+        if "*" not in record.broken:  # the window ends once every target was scraped after the drill
+            interval = probe.scrape_interval_s()
+            probe.until(
+                lambda: probe.all_scraped_since(ended_wall), 3 * interval, "every target scraped again"
+            )
+        record.checks += _nothing_lost(probe, record, began_wall, time.time())
     except _ERRORS as problem:
         error = error or f"after the drill: {problem}"
     return Outcome(

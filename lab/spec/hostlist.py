@@ -10,6 +10,11 @@ import re
 _BRACKET = re.compile(r"^(?P<prefix>[^\[\]]*)\[(?P<ranges>[0-9,\-]+)\](?P<suffix>[^\[\]]*)$")
 
 
+# No blueprint declares more nodes (nodes.count ≤ 1,024): a longer list names nodes that do not exist,
+# and is refused before its names are built (dgx-[1-999999999] would fill memory first).
+MAX_NAMES = 1024
+
+
 class HostlistError(ValueError):
     """A hostlist expression the lab cannot read."""
 
@@ -21,7 +26,7 @@ def expand(expression: str) -> list[str]:
     """
     names: list[str] = []
     for item in _split_top_level(expression):
-        names.extend(_expand_one(item))
+        names.extend(_expand_one(item, MAX_NAMES - len(names)))
     return names
 
 
@@ -79,7 +84,7 @@ def _split_top_level(expression: str) -> list[str]:
     return items
 
 
-def _expand_one(item: str) -> list[str]:
+def _expand_one(item: str, room: int) -> list[str]:
     if "[" not in item and "]" not in item:
         return [item]
     match = _BRACKET.match(item)
@@ -94,6 +99,8 @@ def _expand_one(item: str) -> list[str]:
         last = int(high) if high else int(low)
         if last < int(low):
             raise HostlistError(f"range {span!r} in hostlist {item!r} runs backwards")
+        if last - int(low) + 1 > room - len(names):
+            raise HostlistError(f"hostlist {item!r} names more than {MAX_NAMES} nodes, more than a lab has")
         names.extend(
             f"{match['prefix']}{number:0{width}d}{match['suffix']}" for number in range(int(low), last + 1)
         )

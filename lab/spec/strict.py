@@ -32,10 +32,16 @@ def read_mapping(path: Path, what: str, keys_hint: str, error: type[Exception]) 
         text = path.read_text(encoding="utf-8")
     except OSError as problem:
         raise error(f"{path}: cannot read {what}: {problem.strerror}") from problem
+    except UnicodeDecodeError as problem:
+        raise error(f"{path}: cannot read {what}: not UTF-8 (byte {problem.start}); save it as UTF-8") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as problem:
         raise error(f"{path}: not valid YAML: {problem}") from problem
+    except ValueError as problem:  # PyYAML's timestamp constructor: 2025-02-30 reads as a bad date
+        raise error(f"{path}: not valid YAML: {problem} (quote it if it is not a date)") from None
+    except RecursionError:
+        raise error(f"{path}: not valid YAML: nested too deeply for a {what}") from None
     if not isinstance(data, dict):
         raise error(f"{path}: a {what} is a YAML mapping with keys {keys_hint} …")
     return data

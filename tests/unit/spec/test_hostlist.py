@@ -40,3 +40,11 @@ def test_compress_round_trips(names: list[str]) -> None:
 
 def test_compress_writes_ranges() -> None:
     assert hostlist.compress(["dgx-001", "dgx-002", "dgx-004"]) == "dgx-[001-002,004]"
+
+
+def test_a_list_longer_than_any_lab_is_refused_before_it_is_built() -> None:
+    assert len(hostlist.expand(f"dgx-[0001-{hostlist.MAX_NAMES:04d}]")) == hostlist.MAX_NAMES
+    with pytest.raises(hostlist.HostlistError, match="names more than 1024 nodes"):
+        hostlist.expand("dgx-[001-999999999]")  # would build a billion names first
+    with pytest.raises(hostlist.HostlistError, match="names more than 1024 nodes"):
+        hostlist.expand("a-[0001-1000],b-[01-30]")  # the limit holds across items

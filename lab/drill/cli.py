@@ -16,6 +16,7 @@ from lab.drill import suite
 from lab.drill.probe import DrillError
 from lab.paths import lab_state_dir
 from lab.progress import Progress
+from lab.workload import background
 
 
 def _listing() -> str:
@@ -63,6 +64,11 @@ def drill(
     except (DrillError, running.LabError, engine.PrerequisiteError) as error:
         typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from None
+    workload = "running" if background.running_pid(handle.name) else "stopped"
+    progress.say(
+        f"live workload {workload}"
+        + ("" if workload == "running" else ": the drills check their own jobs only (`lab up` starts it)")
+    )
     outcomes = []
     for number, chosen_drill in enumerate(chosen, 1):
         progress.say(f"drill {number}/{len(chosen)}: {chosen_drill.name}: {chosen_drill.breaks}")
@@ -70,7 +76,8 @@ def drill(
         outcomes.append(outcome)
         for line in suite.report_lines(outcome):
             typer.echo(line)
-    machine = f"{platform.node() or 'host'}: {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+    machine = f"{os.cpu_count()} cores, {platform.system()} {platform.release()}"
+    machine += f"; lab '{handle.name}', live workload {workload}"
     target = out or lab_state_dir(handle.name) / "drills" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     suite.write_report(outcomes, target, machine)
     failed = [o.drill.name for o in outcomes if not o.passed]

@@ -14,8 +14,8 @@ from lab.drill.probe import DrillError, Probe
 from lab.drill.record import Drill, Record
 from lab.drill.services import JOB_START_S, ended, in_service, in_service_node, running
 
-# slurm.conf SlurmdTimeout (the lab keeps Slurm's default, 300 s), plus the ping cycle that notices it.
-NODE_DOWN_WITHIN_S = 300 + 120
+# slurm.conf SlurmdTimeout (the lab keeps Slurm's default, 300 s), plus the ping cycles that notice it.
+NODE_DOWN_WITHIN_S = 300 + 180
 BOOT_WITHIN_S = 120
 XID_STORM = {0: [(1, 79), (2, 79)], 1: [(4, 48)]}  # node index → (GPU, XID): 79 off the bus, 48 DBE
 BURST_JOBS = 16  # one-GPU jobs, about two thirds of the default lab's 24 GPUs in service
@@ -60,35 +60,38 @@ def host_of(probe: Probe, node: str) -> str:
 
 def node_loss(probe: Probe, record: Record) -> None:
     node = in_service_node(probe)
+    host = host_of(probe, node)
     record.broken = {f"dcgm/{node}:{contract.DCGM_EXPORTER_PORT}"}
     job = probe.submit(2, 60, options=f"--nodelist={node}")
-    probe.until(lambda: running(probe, job), JOB_START_S, f"job {job} running on {node}")
-    before = {
-        j for ids in probe.until(lambda: mapping_files(probe, node), 30, "mapping").values() for j in ids
-    }
-    record.check(
-        f"job {job} is in {node}'s mapping files before the loss", job in before, str(sorted(before))
+    # squeue says RUNNING from the allocation on; the node is lost under a job once its program runs
+    # (a node lost during the launch stays "not responding" while slurmctld retries the launch).
+    probe.until(
+        lambda: probe.run(host, "pgrep -f 'lab-gpu-ap[p] --seconds 60'")[0] == 0, JOB_START_S, "the job"
     )
-    container = probe.container(host_of(probe, node))
-    began = time.monotonic()
+    mapped = {j for ids in mapping_files(probe, node).values() for j in ids}
+    record.check(
+        f"job {job} is in {node}'s mapping files before the loss", job in mapped, str(sorted(mapped))
+    )
+    container = probe.container(host)
+    lost = time.monotonic()
     container.kill()
     try:
         state, reason = probe.until(lambda: state_if(probe, node, "down"), NODE_DOWN_WITHIN_S, f"{node} DOWN")
+        record.notes.append(f"Slurm set {node} {state} {time.monotonic() - lost:.0f} s after the loss")
         record.check(f"Slurm marks {node} DOWN with a reason", bool(reason), f"{state}: {reason}")
         runs = probe.slurm(f"sacct -X -D -n -P -j {job} -o State").split()
         record.check(f"job {job} ended NODE_FAIL (and was requeued)", "NODE_FAIL" in runs, " → ".join(runs))
         down = probe.query(f'up{{instance="{node}:{contract.DCGM_EXPORTER_PORT}"}} == 0')
         record.check(f"{node}'s DCGM target is down in Prometheus", bool(down))
         exported = probe.query(f'slurm_node_status{{node="{node}",status=~"down.*"}}')
-        record.check(f"the exporter shows {node} down", bool(exported), str([s.labels for s in exported][:1]))
+        shown = exported[0].labels.get("status", "") if exported else "no series"
+        record.check(f"the exporter shows {node} down", bool(exported), f"slurm_node_status status={shown}")
     finally:
+        booted = time.monotonic()
         container.start()
     probe.until(lambda: in_service_now(probe, node), BOOT_WITHIN_S, f"{node} back in service after its boot")
-    probe.say(f"{node} back in service {record.recovered_since(began):.0f} s after the loss")
-    daemons = {
-        name: probe.daemon_running(host_of(probe, node), name) for name in ("munged", f"slurmd@{node}")
-    }
-    daemons["dcgm-shim"] = probe.daemon_running(host_of(probe, node), "dcgm-shim")
+    probe.say(f"{node} back in service {record.recovered_since(booted):.0f} s after its boot")
+    daemons = {name: probe.daemon_running(host, name) for name in ("munged", f"slurmd@{node}", "dcgm-shim")}
     record.check("the boot started munged, slurmd and the shim", all(daemons.values()), str(daemons))
     live = set(probe.slurm(f"squeue -h -w {node} -t RUNNING,COMPLETING -o %i").split())
     stale = {gpu: ids for gpu, ids in mapping_files(probe, node).items() if set(ids) - live}

@@ -83,3 +83,18 @@ def test_the_workload_submissions_are_read_from_its_log_after_the_mark(
         out.write("[  96.0s] cancelled job 41: it ran its planned 1h real\n")
         out.write("[ 120.7s] submitted job 43: interactive, heidi/inference, 1 GPU on debug\n")
     assert probe.workload_submissions() == ["42", "43"]
+
+
+def test_the_command_lists_the_drills_and_refuses_an_unknown_one() -> None:
+    import subprocess
+    import sys
+
+    def lab(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True, check=False)
+
+    listing = lab("drill", "--list")
+    assert listing.returncode == 0
+    assert all(name in listing.stdout for name in suite.DRILLS)
+    unknown = lab("drill", "reboot-everything")
+    assert unknown.returncode == 1
+    assert "no drill 'reboot-everything'" in unknown.stderr

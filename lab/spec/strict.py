@@ -33,7 +33,8 @@ def read_mapping(path: Path, what: str, keys_hint: str, error: type[Exception]) 
     except OSError as problem:
         raise error(f"{path}: cannot read {what}: {problem.strerror}") from problem
     except UnicodeDecodeError as problem:
-        raise error(f"{path}: cannot read {what}: not UTF-8 (byte {problem.start}); save it as UTF-8") from None
+        where = f"byte {problem.start}"
+        raise error(f"{path}: cannot read {what}: not UTF-8 ({where}); save it as UTF-8") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as problem:

@@ -158,7 +158,12 @@ def run_command(
             planned=planned_count,
             stop=stop,
             job_classes=job_classes or handle.job_classes_path,
-            options=RunOptions(output_dir=output_dir, drain=drain and not live_mode),
+            options=RunOptions(
+                output_dir=output_dir,
+                drain=drain and not live_mode,
+                # Live, the log is a record kept for days: a line per job, and a status line an hour.
+                progress_every_s=3600.0 if live_mode else RunOptions.progress_every_s,
+            ),
             progress=progress.say,
             trace_queue=(spec.trace.queue_s.median, spec.trace.queue_s.mean),
         )

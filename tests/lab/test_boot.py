@@ -37,8 +37,8 @@ def _running(host: Host, daemons: list[str]) -> bool:
 
 
 def _in_service(controller: Host, node: str) -> bool:
-    state = controller.run(f"sinfo --noheader --Node --nodes={node} --format=%T").stdout.strip()
-    return state in ("idle", "mixed", "allocated")
+    states = controller.run(f"sinfo --noheader --Node --nodes={node} --format=%T").stdout.split()
+    return bool(states) and states[0] in ("idle", "mixed", "allocated")  # a line per partition
 
 
 def test_a_node_boots_with_its_daemons_and_an_empty_mapping_directory(

@@ -20,10 +20,8 @@ import time
 from collections.abc import Callable
 
 from lab import contract
-from lab.drill.nodes import host_of, mapping_dir, mapping_files
-from lab.drill.probe import Probe
+from lab.drill.probe import JOB_START_S, Probe
 from lab.drill.record import Drill, Record
-from lab.drill.services import JOB_START_S, ended, in_service_node
 
 CONF = "/etc/slurm/dcgm-job-mapping.conf"
 LOG = "/var/log/slurm/dcgm-job-mapping.log"
@@ -33,7 +31,7 @@ GPU_NAMES = [str(gpu) for gpu in range(8)]
 
 def _free_gpu_files(probe: Probe, node: str) -> list[str]:
     """GPU file names that hold no job now (absent or empty): where the next job's id will go."""
-    files = mapping_files(probe, node)
+    files = probe.mapping_files(node)
     gpus = probe.lab.blueprint.nodes.shape.gpus
     return [str(gpu) for gpu in range(gpus) if not files.get(str(gpu))]
 
@@ -41,10 +39,10 @@ def _free_gpu_files(probe: Probe, node: str) -> list[str]:
 def _through_the_prolog(probe: Probe, node: str, record: Record, fault: str, why: str) -> None:
     """One job through the node's prolog and epilog under ``fault``, and what must still hold; the
     prolog's log line must say ``why`` (the error it met and skipped)."""
-    host = host_of(probe, node)
+    host = probe.host_of(node)
     since = time.time()
     job = probe.submit(1, 3, options=f"--nodelist={node}")
-    probe.until(lambda: ended(probe, [job]), JOB_START_S + 60, f"job {job} through {fault}")
+    probe.until(lambda: probe.ended([job]), JOB_START_S + 60, f"job {job} through {fault}")
     state = probe.job_states([job]).get(job, "")
     record.check(
         f"{fault}: the job completed (the prolog exited 0)", state == "COMPLETED", f"job {job} {state}"
@@ -66,7 +64,7 @@ def _through_the_prolog(probe: Probe, node: str, record: Record, fault: str, why
 
 
 def _plant(probe: Probe, node: str, script: str) -> None:
-    probe.check(host_of(probe, node), f"cd {shlex.quote(mapping_dir(probe, node))} && {script}")
+    probe.check(probe.host_of(node), f"cd {shlex.quote(probe.mapping_dir(node))} && {script}")
 
 
 def _garbage(probe: Probe, node: str, free: list[str]) -> tuple[str, str]:
@@ -95,7 +93,7 @@ def _moved_directory(
     probe: Probe, node: str, record: Record, fault: str, why: str, directory: str, prepare: str
 ) -> None:
     """The script's directory set to ``directory`` (after ``prepare``) for one job, then set back."""
-    host = host_of(probe, node)
+    host = probe.host_of(node)
     original = probe.check(host, f"cat {CONF}")
     moved = "\n".join(
         f"DCGM_HPC_JOB_MAPPING_DIR={directory}" if line.startswith("DCGM_HPC_JOB_MAPPING_DIR=") else line
@@ -120,7 +118,7 @@ FILE_FAULTS: dict[str, tuple[Callable[[Probe, str, list[str]], tuple[str, str]],
 
 
 def mapping_dir_faults(probe: Probe, record: Record) -> None:
-    node = in_service_node(probe)
+    node = probe.in_service_node()
     for fault, (make, why) in FILE_FAULTS.items():
         free = _free_gpu_files(probe, node)
         plant, undo = make(probe, node, free)
@@ -144,7 +142,18 @@ def mapping_dir_faults(probe: Probe, record: Record) -> None:
         full,
         f"dd if=/dev/zero of={full}/.drill-fill bs=4k 2>/dev/null; test -s {full}/.drill-fill",
     )
-    probe.check(host_of(probe, node), f"rm -f {full}/.drill-fill")
+    probe.check(probe.host_of(node), f"rm -f {full}/.drill-fill")
+    # Recovered: with every fault gone, the next job's id is written to its GPU's file again.
+    cleared = time.monotonic()
+    job = probe.submit(1, 30, options=f"--nodelist={node}")
+    probe.until(
+        lambda: any(job in ids for ids in probe.mapping_files(node).values()),
+        JOB_START_S,
+        f"job {job} mapped",
+    )
+    probe.say(f"{node} maps jobs again {record.recovered_since(cleared):.1f} s after the faults were removed")
+    record.check("with the faults gone, the next job is mapped again", True, f"job {job}")
+    probe.slurm(f"scancel {job}")
 
 
 DRILLS = [

@@ -3,16 +3,14 @@ several GPUs of several nodes at once, and a burst of jobs through the prolog an
 
 from __future__ import annotations
 
-import shlex
 import time
 from functools import partial
 
 from lab import contract
 from lab.bringup.faults import inject_xid
 from lab.dcgm.shim import write_injected_xid
-from lab.drill.probe import DrillError, Probe
+from lab.drill.probe import JOB_START_S, DrillError, Probe
 from lab.drill.record import Drill, Record
-from lab.drill.services import JOB_START_S, ended, in_service, in_service_node, running
 
 # slurm.conf SlurmdTimeout (the lab keeps Slurm's default, 300 s), plus the ping cycles that notice it.
 NODE_DOWN_WITHIN_S = 300 + 180
@@ -22,45 +20,9 @@ BURST_JOBS = 16  # one-GPU jobs, about two thirds of the default lab's 24 GPUs i
 BURST_JOB_S = 20
 
 
-def mapping_dir(probe: Probe, node: str) -> str:
-    return f"{contract.JOB_MAPPING_DIR}/{node}" if probe.lab.blueprint.racks else contract.JOB_MAPPING_DIR
-
-
-def mapping_files(probe: Probe, node: str) -> dict[str, list[str]]:
-    """GPU file name → the job ids in it, for one node (regular files only, as the prolog writes)."""
-    listing = probe.check(
-        host_of(probe, node),
-        f"cd {shlex.quote(mapping_dir(probe, node))} && for f in *; do "
-        '[ -f "$f" ] && [ ! -L "$f" ] && printf "%s:%s\\n" "$f" "$(tr "\\n" " " <"$f")"; done; true',
-    )
-    files: dict[str, list[str]] = {}
-    for line in listing.splitlines():
-        name, _, ids = line.partition(":")
-        files[name] = ids.split()
-    return files
-
-
-def state_if(probe: Probe, node: str, prefix: str) -> tuple[str, str] | None:
-    """The node's (state, reason) when its state begins with ``prefix`` (down, drain …), else None."""
-    state, reason = probe.node_state(node)
-    return (state, reason) if state.startswith(prefix) else None
-
-
-def in_service_now(probe: Probe, node: str) -> bool:
-    return in_service(probe.node_state(node)[0])
-
-
-def host_of(probe: Probe, node: str) -> str:
-    """The container a node's slurmd runs in: the node itself, or its rack."""
-    for rack, members in (probe.lab.blueprint.racks or {}).items():
-        if node in members:
-            return str(rack)
-    return node
-
-
 def node_loss(probe: Probe, record: Record) -> None:
-    node = in_service_node(probe)
-    host = host_of(probe, node)
+    node = probe.in_service_node()
+    host = probe.host_of(node)
     record.broken = {f"dcgm/{node}:{contract.DCGM_EXPORTER_PORT}"}
     job = probe.submit(2, 60, options=f"--nodelist={node}")
     # squeue says RUNNING from the allocation on; the node is lost under a job once its program runs
@@ -68,7 +30,7 @@ def node_loss(probe: Probe, record: Record) -> None:
     probe.until(
         lambda: probe.run(host, "pgrep -f 'lab-gpu-ap[p] --seconds 60'")[0] == 0, JOB_START_S, "the job"
     )
-    mapped = {j for ids in mapping_files(probe, node).values() for j in ids}
+    mapped = {j for ids in probe.mapping_files(node).values() for j in ids}
     record.check(
         f"job {job} is in {node}'s mapping files before the loss", job in mapped, str(sorted(mapped))
     )
@@ -76,31 +38,32 @@ def node_loss(probe: Probe, record: Record) -> None:
     lost = time.monotonic()
     container.kill()
     try:
-        state, reason = probe.until(lambda: state_if(probe, node, "down"), NODE_DOWN_WITHIN_S, f"{node} DOWN")
+        state, reason = probe.until(lambda: probe.state_if(node, "down"), NODE_DOWN_WITHIN_S, f"{node} DOWN")
         record.notes.append(f"Slurm set {node} {state} {time.monotonic() - lost:.0f} s after the loss")
         record.check(f"Slurm marks {node} DOWN with a reason", bool(reason), f"{state}: {reason}")
         runs = probe.slurm(f"sacct -X -D -n -P -j {job} -o State").split()
         record.check(f"job {job} ended NODE_FAIL (and was requeued)", "NODE_FAIL" in runs, " → ".join(runs))
         down = probe.query(f'up{{instance="{node}:{contract.DCGM_EXPORTER_PORT}"}} == 0')
         record.check(f"{node}'s DCGM target is down in Prometheus", bool(down))
-        exported = probe.query(f'slurm_node_status{{node="{node}",status=~"down.*"}}')
-        shown = exported[0].labels.get("status", "") if exported else "no series"
-        record.check(f"the exporter shows {node} down", bool(exported), f"slurm_node_status status={shown}")
+        down_series = f'slurm_node_status{{node="{node}",status=~"down.*"}}'
+        exported = probe.until(lambda: probe.query(down_series), 60, f"the exporter showing {node} down")
+        shown = exported[0].labels.get("status", "")
+        record.check(f"the exporter shows {node} down", True, f"slurm_node_status status={shown}")
     finally:
         booted = time.monotonic()
         container.start()
-    probe.until(lambda: in_service_now(probe, node), BOOT_WITHIN_S, f"{node} back in service after its boot")
+    probe.until(lambda: probe.in_service(node), BOOT_WITHIN_S, f"{node} back in service after its boot")
     probe.say(f"{node} back in service {record.recovered_since(booted):.0f} s after its boot")
     daemons = {name: probe.daemon_running(host, name) for name in ("munged", f"slurmd@{node}", "dcgm-shim")}
     record.check("the boot started munged, slurmd and the shim", all(daemons.values()), str(daemons))
     live = set(probe.slurm(f"squeue -h -w {node} -t RUNNING,COMPLETING -o %i").split())
-    stale = {gpu: ids for gpu, ids in mapping_files(probe, node).items() if set(ids) - live}
+    stale = {gpu: ids for gpu, ids in probe.mapping_files(node).items() if set(ids) - live}
     record.check("no mapping file holds a job id from before the boot", not stale, str(stale) or "none")
-    probe.until(lambda: ended(probe, [job]), 240, f"requeued job {job} ended")
+    probe.until(lambda: probe.ended([job]), 240, f"requeued job {job} ended")
 
 
 def xid_storm(probe: Probe, record: Record) -> None:
-    serving = [node for node in probe.lab.blueprint.nodes.names if in_service_now(probe, node)]
+    serving = [node for node in probe.lab.blueprint.nodes.names if probe.in_service(node)]
     if len(serving) < len(XID_STORM):
         raise DrillError(f"the storm needs {len(XID_STORM)} nodes in service; {serving} are")
     faults = {str(serving[i]): gpus for i, gpus in XID_STORM.items()}
@@ -111,7 +74,7 @@ def xid_storm(probe: Probe, record: Record) -> None:
             inject_xid(probe.lab.blueprint, node, gpu, code, write_injected_xid)
     try:
         for node, gpus in faults.items():
-            _, reason = probe.until(partial(state_if, probe, node, "drain"), 120, f"{node} drained")
+            _, reason = probe.until(partial(probe.state_if, node, "drain"), 120, f"{node} drained")
             first = gpus[0]
             record.check(
                 f"{node} drains with the first faulted GPU's XID as its reason",
@@ -125,7 +88,7 @@ def xid_storm(probe: Probe, record: Record) -> None:
             for gpu, _ in gpus:
                 inject_xid(probe.lab.blueprint, node, gpu, 0, write_injected_xid)
     for node in faults:
-        probe.until(partial(in_service_now, probe, node), 120, f"{node} resumed")
+        probe.until(partial(probe.in_service, node), 120, f"{node} resumed")
     probe.say(f"every node resumed {record.recovered_since(cleared):.0f} s after the faults were cleared")
     record.check("every drained node resumed once its fault was cleared", True, ", ".join(faults))
     for node in faults:  # every health-check run of the storm, from the fault to the resume
@@ -140,7 +103,7 @@ def xid_storm(probe: Probe, record: Record) -> None:
 
 
 def _check_log_lines(probe: Probe, node: str) -> list[str]:
-    code, text = probe.run(host_of(probe, node), "cat /var/log/slurm/dcgm-xid-check.log 2>/dev/null")
+    code, text = probe.run(probe.host_of(node), "cat /var/log/slurm/dcgm-xid-check.log 2>/dev/null")
     return [line for line in text.splitlines() if f"node={node} " in line] if code == 0 else []
 
 
@@ -155,14 +118,14 @@ def burst(probe: Probe, record: Record) -> None:
     seen: dict[str, set[tuple[str, str]]] = {job: set() for job in jobs}
     misplaced: list[str] = []
     deadline = time.monotonic() + JOB_START_S + 4 * BURST_JOB_S
-    while not ended(probe, jobs):
+    while not probe.ended(jobs):
         if time.monotonic() > deadline:
             raise DrillError(f"the burst's jobs did not end within {deadline - began:.0f} s")
         for job in ours - set(allocation):
-            if running(probe, job):
+            if probe.running(job):
                 allocation[job] = probe.job_nodes_gpus(job)
         for node in {node for node, _ in allocation.values()}:
-            for gpu, ids in mapping_files(probe, node).items():
+            for gpu, ids in probe.mapping_files(node).items():
                 for job in ours & set(ids):
                     seen[job].add((node, gpu))
                     where = allocation.get(job)
@@ -179,7 +142,7 @@ def burst(probe: Probe, record: Record) -> None:
     left = {
         f"{node}/{gpu}": sorted(ours & set(ids))
         for node in {node for node, _ in allocation.values()}
-        for gpu, ids in mapping_files(probe, node).items()
+        for gpu, ids in probe.mapping_files(node).items()
         if ours & set(ids)
     }
     record.check("every id left the mapping files when its job ended", not left, str(left) or "none")

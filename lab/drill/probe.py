@@ -13,13 +13,14 @@ from typing import TypeVar
 
 from docker.models.containers import Container
 
-from lab import promql
+from lab import contract, promql
 from lab.bringup.running import RunningLab
 from lab.workload import background
 
 T = TypeVar("T")
 
 DAEMON = "/usr/local/sbin/lab-daemon"
+JOB_START_S = 120  # a drill job waits at most this long for free GPUs beside the live workload
 STATE_SAVE = "/var/spool/slurm/ctld"  # slurm.conf StateSaveLocation in the lab
 _SUBMITTED = re.compile(r"\bsubmitted job (\d+):")  # the runner's progress line, after its clock
 
@@ -130,6 +131,59 @@ class Probe:
         state, _, reason = line.strip().splitlines()[0].partition("|")
         return state, reason
 
+    def in_service(self, node: str) -> bool:
+        """The node takes jobs now: idle, mixed or allocated, with no mark (``*`` not responding …)."""
+        return self.node_state(node)[0].rstrip("*~#!%$@^-") in ("idle", "mixed", "allocated")
+
+    def in_service_node(self) -> str:
+        """The first node that takes jobs now (not drained, down or reserved for repair)."""
+        for node in self.lab.blueprint.nodes.names:
+            if self.in_service(node):
+                return str(node)
+        raise DrillError("no node is in service. Fix: `lab status`, then resume a node or `lab up`.")
+
+    def state_if(self, node: str, prefix: str) -> tuple[str, str] | None:
+        """The node's (state, reason) when its state begins with ``prefix`` (down, drain …), else None."""
+        state, reason = self.node_state(node)
+        return (state, reason) if state.startswith(prefix) else None
+
+    def running(self, job: str) -> bool:
+        return self.squeue_state(job) == "RUNNING"
+
+    def started(self, job: str) -> bool:
+        """Running now, or already ended COMPLETED (a job slurmctld lost is neither)."""
+        if self.squeue_state(job) in ("RUNNING", "COMPLETING"):
+            return True
+        return self.job_states([job]).get(job) == "COMPLETED" and job not in self.queued()
+
+    def ended(self, jobs: list[str]) -> bool:
+        return not set(jobs) & self.queued()
+
+    # --- nodes' hosts and job-mapping files ---
+
+    def host_of(self, node: str) -> str:
+        """The container a node's slurmd runs in: the node itself, or its rack."""
+        for rack, members in (self.lab.blueprint.racks or {}).items():
+            if node in members:
+                return str(rack)
+        return node
+
+    def mapping_dir(self, node: str) -> str:
+        return f"{contract.JOB_MAPPING_DIR}/{node}" if self.lab.blueprint.racks else contract.JOB_MAPPING_DIR
+
+    def mapping_files(self, node: str) -> dict[str, list[str]]:
+        """GPU file name → the job ids in it, for one node (regular files only, as the prolog writes)."""
+        listing = self.check(
+            self.host_of(node),
+            f"cd {shlex.quote(self.mapping_dir(node))} && for f in *; do "
+            '[ -f "$f" ] && [ ! -L "$f" ] && printf "%s:%s\\n" "$f" "$(tr "\\n" " " <"$f")"; done; true',
+        )
+        files: dict[str, list[str]] = {}
+        for line in listing.splitlines():
+            name, _, ids = line.partition(":")
+            files[name] = ids.split()
+        return files
+
     # --- the workload's jobs ---
 
     def mark_workload_log(self) -> None:
@@ -163,6 +217,11 @@ class Probe:
         """An HTTP 200 from ``127.0.0.1:port`` inside ``host``'s container (what a local agent sees)."""
         fetch = f"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{port}{path}', timeout=2)"
         return self.run(host, f'python3 -c "{fetch}"')[0] == 0
+
+    def gauge(self, family: str) -> float | None:
+        """The value of a one-series family (the exporter's sdiag gauges), None while it has none."""
+        series = self.query(family)
+        return series[0].value if series else None
 
     def prometheus_ready(self) -> bool:
         try:

@@ -8,54 +8,20 @@ import time
 
 from lab import contract
 from lab.bringup import slurmrestd
-from lab.drill.probe import DrillError, Probe
+from lab.drill.probe import JOB_START_S, Probe
 from lab.drill.record import Drill, Record
 
-JOB_START_S = 120  # a drill job waits at most this long for free GPUs beside the live workload
 DBD_OUTAGE_S = 120  # "for minutes": accounting is down at least this long
-
-
-def in_service(state: str) -> bool:
-    """sinfo's state of a node that takes jobs; the suffix marks (``*`` not responding …) excluded."""
-    return state.rstrip("*~#!%$@^-") in ("idle", "mixed", "allocated")
-
-
-def in_service_node(probe: Probe) -> str:
-    """A node that takes jobs now (not drained, down or reserved for repair)."""
-    for node in probe.lab.blueprint.nodes.names:
-        if in_service(probe.node_state(node)[0]):
-            return str(node)
-    raise DrillError("no node is in service. Fix: `lab status`, then resume a node or `lab up`.")
-
-
-def running(probe: Probe, job: str) -> bool:
-    return probe.squeue_state(job) == "RUNNING"
-
-
-def started(probe: Probe, job: str) -> bool:
-    """Running now, or already ended COMPLETED (a job slurmctld lost is neither)."""
-    if probe.squeue_state(job) in ("RUNNING", "COMPLETING"):
-        return True
-    return probe.job_states([job]).get(job) == "COMPLETED" and job not in probe.queued()
-
-
-def ended(probe: Probe, jobs: list[str]) -> bool:
-    return not set(jobs) & probe.queued()
-
-
-def _scheduler_value(probe: Probe, family: str) -> float | None:
-    series = probe.query(family)
-    return series[0].value if series else None
 
 
 def controller_restart(probe: Probe, record: Record) -> None:
     record.broken = {f"slurm/controller:{contract.SLURM_EXPORTER_PORT}"}
     survivor = probe.submit(1, 45)
-    probe.until(lambda: running(probe, survivor), JOB_START_S, f"job {survivor} running")
+    probe.until(lambda: probe.running(survivor), JOB_START_S, f"job {survivor} running")
     waiting = probe.submit(1, 10, options="--begin=now+20")
 
     def submitted() -> float | None:
-        return _scheduler_value(probe, "slurm_scheduler_jobs_submitted")
+        return probe.gauge("slurm_scheduler_jobs_submitted")
 
     def counted_ours() -> float:
         value = submitted()
@@ -75,9 +41,9 @@ def controller_restart(probe: Probe, record: Record) -> None:
     probe.until(probe.controller_answers, 60, "slurmctld answering scontrol ping")
     probe.say(f"slurmctld back in {record.recovered_since(began):.1f} s")
     record.check(
-        "the running job survived (StateSaveLocation)", running(probe, survivor), probe.squeue_state(survivor)
+        "the running job survived (StateSaveLocation)", probe.running(survivor), probe.squeue_state(survivor)
     )
-    probe.until(lambda: started(probe, waiting), JOB_START_S, f"pending job {waiting} started")
+    probe.until(lambda: probe.started(waiting), JOB_START_S, f"pending job {waiting} started")
     record.check("the job pending at the kill started after the restart", True, f"job {waiting}")
 
     def reset() -> str:
@@ -94,7 +60,7 @@ def controller_restart(probe: Probe, record: Record) -> None:
     threads = probe.query("slurm_scheduler_threads")
     value = threads[0].value if threads else 0
     record.check("the exporter reads sdiag again", value > 0, f"slurm_scheduler_threads {value:g}")
-    probe.until(lambda: ended(probe, [survivor, waiting]), 180, "the drill's jobs ended")
+    probe.until(lambda: probe.ended([survivor, waiting]), 180, "the drill's jobs ended")
 
 
 def dbd_outage(probe: Probe, record: Record) -> None:
@@ -103,10 +69,10 @@ def dbd_outage(probe: Probe, record: Record) -> None:
     probe.daemon("dbd", "stop", "mariadb")
     try:
         jobs = [probe.submit(1, 10) for _ in range(3)]
-        probe.until(lambda: ended(probe, jobs), JOB_START_S + 60, "the drill's jobs finished")
+        probe.until(lambda: probe.ended(jobs), JOB_START_S + 60, "the drill's jobs finished")
 
         def dbd_queue() -> float:
-            return _scheduler_value(probe, "slurm_scheduler_dbd_queue_size") or 0
+            return probe.gauge("slurm_scheduler_dbd_queue_size") or 0
 
         queued = probe.until(dbd_queue, 60, "the exporter's DBD agent queue growing")
         record.check(
@@ -129,9 +95,7 @@ def dbd_outage(probe: Probe, record: Record) -> None:
         all(state == "COMPLETED" for state in states.values()),
         ", ".join(f"{job}={state}" for job, state in sorted(states.items())),
     )
-    probe.until(
-        lambda: _scheduler_value(probe, "slurm_scheduler_dbd_queue_size") == 0, 60, "the DBD queue drained"
-    )
+    probe.until(lambda: probe.gauge("slurm_scheduler_dbd_queue_size") == 0, 60, "the DBD queue drained")
     record.check("the DBD agent queue drains to 0", True)
 
 
@@ -157,11 +121,11 @@ def restd_restart(probe: Probe, record: Record) -> None:
 
 
 def shim_restart(probe: Probe, record: Record) -> None:
-    node = in_service_node(probe)
+    node = probe.in_service_node()
     target = f"{node}:{contract.DCGM_EXPORTER_PORT}"
     record.broken = {f"dcgm/{target}"}
     job = probe.submit(2, 120, options=f"--nodelist={node}")
-    probe.until(lambda: running(probe, job), JOB_START_S, f"job {job} running on {node}")
+    probe.until(lambda: probe.running(job), JOB_START_S, f"job {job} running on {node}")
     _, gpus = probe.job_nodes_gpus(job)
 
     def labelled() -> list[int]:
@@ -182,7 +146,7 @@ def shim_restart(probe: Probe, record: Record) -> None:
         f"job {job}: GPUs {labelled()} labelled, {gpus} allocated",
     )
     probe.slurm(f"scancel {job}")
-    probe.until(lambda: ended(probe, [job]), 60, f"job {job} ended")
+    probe.until(lambda: probe.ended([job]), 60, f"job {job} ended")
 
 
 def prometheus_restart(probe: Probe, record: Record) -> None:

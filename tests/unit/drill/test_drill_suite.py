@@ -90,7 +90,9 @@ def test_the_command_lists_the_drills_and_refuses_an_unknown_one() -> None:
     import sys
 
     def lab(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "lab", *args], capture_output=True, text=True, check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "lab", *args], capture_output=True, text=True, check=False
+        )
 
     listing = lab("drill", "--list")
     assert listing.returncode == 0

@@ -118,7 +118,7 @@ FILE_FAULTS: dict[str, tuple[Callable[[Probe, str, list[str]], tuple[str, str]],
 
 
 def mapping_dir_faults(probe: Probe, record: Record) -> None:
-    node = probe.in_service_node()
+    node = probe.node_with_free_gpus(1)
     for fault, (make, why) in FILE_FAULTS.items():
         free = _free_gpu_files(probe, node)
         plant, undo = make(probe, node, free)

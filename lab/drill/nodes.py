@@ -21,7 +21,7 @@ BURST_JOB_S = 20
 
 
 def node_loss(probe: Probe, record: Record) -> None:
-    node = probe.in_service_node()
+    node = probe.node_with_free_gpus(2)
     host = probe.host_of(node)
     record.broken = {f"dcgm/{node}:{contract.DCGM_EXPORTER_PORT}"}
     job = probe.submit(2, 60, options=f"--nodelist={node}")

@@ -135,12 +135,31 @@ class Probe:
         """The node takes jobs now: idle, mixed or allocated, with no mark (``*`` not responding …)."""
         return self.node_state(node)[0].rstrip("*~#!%$@^-") in ("idle", "mixed", "allocated")
 
-    def in_service_node(self) -> str:
-        """The first node that takes jobs now (not drained, down or reserved for repair)."""
-        for node in self.lab.blueprint.nodes.names:
-            if self.in_service(node):
-                return str(node)
-        raise DrillError("no node is in service. Fix: `lab status`, then resume a node or `lab up`.")
+    def free_gpus(self, node: str) -> int:
+        """GPUs of ``node`` no job holds (``scontrol show node``: CfgTRES minus AllocTRES)."""
+        tres = dict(
+            item.split("=", 1)
+            for item in self.slurm(f"scontrol show node -o {shlex.quote(node)}").split()
+            if "=" in item
+        )
+        return _gpus(tres.get("CfgTRES", "")) - _gpus(tres.get("AllocTRES", ""))
+
+    def node_with_free_gpus(self, gpus: int) -> str:
+        """The node in service with the most free GPUs, at least ``gpus``: beside the live workload a
+        drill waits up to JOB_START_S for one, then says the lab is too busy."""
+
+        def best() -> str | None:
+            free = {str(n): self.free_gpus(n) for n in self.lab.blueprint.nodes.names if self.in_service(n)}
+            node = max(free, key=lambda n: free[n], default=None)
+            return node if node is not None and free[node] >= gpus else None
+
+        try:
+            return self.until(best, JOB_START_S, f"a node with {gpus} free GPUs")
+        except DrillTimeout:
+            raise DrillError(
+                f"the lab is too busy: no node in service had {gpus} free GPUs for {JOB_START_S} s. "
+                "Fix: run the drill later, or with the workload held (`lab up --no-workload`)."
+            ) from None
 
     def state_if(self, node: str, prefix: str) -> tuple[str, str] | None:
         """The node's (state, reason) when its state begins with ``prefix`` (down, drain …), else None."""
@@ -265,6 +284,14 @@ class Probe:
                 hint = f" (last error: {last_error})" if last_error else ""
                 raise DrillTimeout(f"{what}: not within {timeout_s:.0f} s{hint}")
             time.sleep(every_s)
+
+
+def _gpus(tres: str) -> int:
+    """``gres/gpu=N`` of a TRES list (``cpu=112,mem=2000000M,gres/gpu=8``); 0 without one."""
+    for item in tres.split(","):
+        if item.startswith("gres/gpu="):
+            return int(item.split("=", 1)[1])
+    return 0
 
 
 def _indices(text: str) -> list[int]:

@@ -121,7 +121,7 @@ def restd_restart(probe: Probe, record: Record) -> None:
 
 
 def shim_restart(probe: Probe, record: Record) -> None:
-    node = probe.in_service_node()
+    node = probe.node_with_free_gpus(2)
     target = f"{node}:{contract.DCGM_EXPORTER_PORT}"
     record.broken = {f"dcgm/{target}"}
     job = probe.submit(2, 120, options=f"--nodelist={node}")

@@ -60,6 +60,7 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
         drill.run(probe, record)
     except _ERRORS as problem:
         error = str(problem)
+        _cancel_own_jobs(probe)
     ended_wall = time.time()
     try:
         if "*" not in record.broken:  # the window ends once every target was scraped after the drill
@@ -73,6 +74,16 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
     return Outcome(
         drill, record.checks, record.recover_s, time.monotonic() - began, error, tuple(record.notes)
     )
+
+
+def _cancel_own_jobs(probe: Probe) -> None:
+    """A drill that failed leaves none of its jobs queued for the next one (they end CANCELLED)."""
+    try:
+        left = sorted(set(probe.submitted) & probe.queued())
+        if left:
+            probe.slurm(f"scancel {' '.join(left)}")
+    except _ERRORS as problem:
+        probe.say(f"could not cancel the drill's jobs: {problem}")
 
 
 def _preflight(probe: Probe) -> None:

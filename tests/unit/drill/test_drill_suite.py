@@ -7,7 +7,7 @@ import pytest
 
 from lab.drill import suite
 from lab.drill.checks import Check
-from lab.drill.probe import DrillError, _indices, _seconds
+from lab.drill.probe import DrillError, _gpus, _indices, _seconds
 from lab.drill.record import Outcome
 
 
@@ -64,6 +64,9 @@ def test_gres_indices_and_prometheus_durations_parse() -> None:
     assert _seconds("15s") == 15
     assert _seconds("1m30s") == 90
     assert _seconds("500ms") == 0.5
+    assert _gpus("cpu=112,mem=2000000M,billing=112,gres/gpu=8") == 8
+    assert _gpus("cpu=56,mem=1000000M,gres/gpu=4") == 4
+    assert _gpus("") == 0  # a node no job holds prints no AllocTRES
 
 
 def test_the_workload_submissions_are_read_from_its_log_after_the_mark(

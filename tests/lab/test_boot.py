@@ -66,10 +66,17 @@ def test_service_containers_boot_with_their_daemons_in_order(
 ) -> None:
     _restart(engine, default_lab, hostname)
     wait_for(lambda: _running(host(hostname), BOOTED_DAEMONS[hostname]), 60, f"{hostname}'s daemons")
-    booted = host(hostname).check_output("cat /var/log/lab-boot.log").split(" boot\n")[-1]
-    assert [line.split()[-1] for line in booted.splitlines() if " started " in line] == BOOTED_DAEMONS[
-        hostname
+    *_, shut_down, booted = host(hostname).check_output("cat /var/log/lab-boot.log").split(" boot\n")
+    daemons = BOOTED_DAEMONS[hostname]
+    assert [line.split()[-1] for line in booted.splitlines() if " started " in line] == daemons
+    # The stop before it was a host's shutdown: every daemon stopped, in reverse boot order (the
+    # exporter ignores SIGTERM, lab-daemon's comment says why, so it is killed after 5 s).
+    stopped = [
+        line.split()[2]
+        for line in shut_down.splitlines()
+        if line.startswith(("changed: stopped ", "changed: killed "))
     ]
+    assert stopped == daemons[::-1], shut_down
     controller = host("controller")
     wait_for(lambda: controller.run("scontrol ping").stdout.count("is UP") == 1, 60, "slurmctld UP")
     wait_for(lambda: controller.run("sacct -n -X -S now-1hours -o JobID | head -1").rc == 0, 60, "accounting")

@@ -159,7 +159,7 @@ DRILLS = [
         "node-loss",
         "a node container killed (docker kill) under a job, then started (a power loss and a boot)",
         node_loss,
-        8,
+        11,
         fast=False,
     ),
     Drill("xid-storm", "XIDs 79 and 48 on three GPUs of two nodes at once, then cleared", xid_storm, 2),

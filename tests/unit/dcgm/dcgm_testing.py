@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.dcgm.counters import Counter
 from lab.dcgm.hpc import read_job_file
+from lab.dcgm.samples import Sample
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "dcgm-exporter-4.5.3-4.8.2"
 
@@ -53,3 +55,22 @@ def unlink_then_read(path: Path) -> list[str]:
     """A mapping file the prolog/epilog unlinks between the shim's listing and its read."""
     path.unlink()
     return read_job_file(path)
+
+
+POWER = Counter("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).")
+
+
+def power_sample(gpu: str, mig_profile: str = "", instance: str = "") -> Sample:
+    """One H100's power sample, unlabelled: what the HPC mapping labels."""
+    return Sample(
+        POWER,
+        "70.000000",
+        gpu,
+        f"GPU-{gpu}",
+        "",
+        f"nvidia{gpu}",
+        "H100",
+        "n",
+        mig_profile=mig_profile,
+        gpu_instance_id=instance,
+    )

@@ -8,29 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from lab.dcgm.counters import Counter
 from lab.dcgm.hpc import HpcJobMapper, JobMappingError, apply_hpc_jobs, read_job_file
 from lab.dcgm.node import EmulatedNode
 from lab.dcgm.samples import Sample
 
-from .dcgm_testing import parse_line, sample_lines, unlink_then_read
+from .dcgm_testing import parse_line, power_sample, sample_lines, unlink_then_read
 
-POWER = Counter("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).")
-
-
-def sample(gpu: str, mig_profile: str = "", instance: str = "") -> Sample:
-    return Sample(
-        POWER,
-        "70.000000",
-        gpu,
-        f"GPU-{gpu}",
-        "",
-        f"nvidia{gpu}",
-        "H100",
-        "n",
-        mig_profile=mig_profile,
-        gpu_instance_id=instance,
-    )
+sample = power_sample
 
 
 def jobs_of(samples: list[Sample], gpu: str) -> list[str | None]:

@@ -31,9 +31,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from lab.dcgm.counters import Counter
 from lab.dcgm.hpc import GPU_FILE_NAME, HpcJobMapper, JobMappingError, apply_hpc_jobs
 from lab.dcgm.samples import Sample
+from tests.unit.dcgm.dcgm_testing import power_sample
 
 IO = settings(deadline=None)
 
@@ -291,22 +291,8 @@ def test_a_missing_directory_is_logged_once_at_start_and_on_every_scrape_once_it
             assert records.messages(logging.ERROR) == expected_errors
 
 
-POWER = Counter("DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).")
-
-
 def gpu_sample(gpu: str, instance: str) -> Sample:
-    return Sample(
-        POWER,
-        "70.000000",
-        gpu,
-        f"GPU-{gpu}",
-        "",
-        f"nvidia{gpu}",
-        "H100",
-        "n",
-        mig_profile="1g.10gb" if instance else "",
-        gpu_instance_id=instance,
-    )
+    return power_sample(gpu, "1g.10gb" if instance else "", instance)
 
 
 SAMPLES = st.lists(

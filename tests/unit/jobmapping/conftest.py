@@ -26,7 +26,7 @@ PYTHON = os.environ.get("DCGM_JOB_MAPPING_TEST_PYTHON", "")
 
 
 def parse_logfmt(line: str) -> dict[str, str]:
-    """`a=1 b="x y"` -> {'a': '1', 'b': 'x y'}; enough logfmt for the script's own lines."""
+    """`a=1 b="x y"` -> {'a': '1', 'b': 'x y'}: the script's logfmt (quoted: \\\\ \\" \\xNN escapes)."""
     fields: dict[str, str] = {}
     i = 0
     while i < len(line):
@@ -39,6 +39,10 @@ def parse_logfmt(line: str) -> dict[str, str]:
             i += 1
             value = []
             while line[i] != '"':
+                if line[i] == "\\" and line[i + 1] == "x":  # a control character, \xNN
+                    value.append(chr(int(line[i + 2 : i + 4], 16)))
+                    i += 4
+                    continue
                 if line[i] == "\\":
                     i += 1
                 value.append(line[i])

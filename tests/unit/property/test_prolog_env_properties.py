@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from lab.dcgm.hpc import GPU_FILE_NAME
 from lab.paths import PROJECT_ROOT
+from tests.unit.jobmapping.conftest import parse_logfmt
 
 PROLOG = PROJECT_ROOT / "prolog" / "dcgm-job-mapping"
 EPILOG = PROJECT_ROOT / "epilog" / "dcgm-job-mapping"
@@ -290,42 +291,13 @@ def test_mapping_file_contents_round_trip_and_garbage_is_a_problem(ids: list[str
     assert script.render_ids(got) in (data, data + b"\n")
 
 
-def decode_logfmt(line: str) -> dict[str, str]:
-    """The inverse of the script's logfmt_value: bare values, or quoted with \\\\ \\" \\xNN escapes."""
-    fields, i = {}, 0
-    while i < len(line):
-        equals = line.index("=", i)
-        key, i = line[i:equals], equals + 1
-        if line[i : i + 1] == '"':
-            i += 1
-            value = []
-            while line[i] != '"':
-                if line[i] == "\\":
-                    if line[i + 1] == "x":
-                        value.append(chr(int(line[i + 2 : i + 4], 16)))
-                        i += 4
-                        continue
-                    i += 1
-                value.append(line[i])
-                i += 1
-            i += 1
-            fields[key] = "".join(value)
-        else:
-            end = line.find(" ", i)
-            end = len(line) if end < 0 else end
-            fields[key], i = line[i:end], end
-        assert line[i : i + 1] in ("", " ")
-        i += 1
-    return fields
-
-
 @given(record=st.fixed_dictionaries({}, optional=dict.fromkeys(script.LOG_FIELDS, VALUE)))
 @example(record={"error": 'a "quoted" \\ line\nand\x7fmore', "node": "="})
 def test_a_log_record_is_one_line_that_reads_back(record: dict[str, str]) -> None:
     line = script.format_line(record)
     assert line.endswith("\n") and line.count("\n") == 1
     shown = [k for k in script.LOG_FIELDS if record.get(k) or k not in ("swept", "error")]
-    fields = decode_logfmt(line[:-1])
+    fields = parse_logfmt(line[:-1])
     assert list(fields) == shown
     assert fields == {key: record.get(key, "") for key in shown}
 
@@ -446,7 +418,7 @@ def test_a_run_exits_0_logs_one_line_and_writes_only_in_the_mapping_dir(
         done.stderr,
     )
     assert not (new_line and done.stderr), "one line, in one place"
-    fields = decode_logfmt(line[:-1].decode("utf-8"))
+    fields = parse_logfmt(line[:-1].decode("utf-8"))
     assert list(fields) == [key for key in script.LOG_FIELDS if key in fields]
     assert {key for key in script.LOG_FIELDS if key not in ("swept", "error")} <= set(fields)
     job_id = env.get("SLURM_JOB_ID", "")

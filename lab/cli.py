@@ -99,6 +99,14 @@ def up(
             help="Run the pinned Slurm exporter on the controller (--no-exporter: a lab without it)."
         ),
     ] = True,
+    hosts: Annotated[
+        str,
+        typer.Option(
+            help="Slurm blueprints: 'container' (container-native hosts, daemons by lab-daemon) or "
+            "'systemd' (machine-like hosts: systemd as PID 1, reached only over SSH with the lab's keys, "
+            "packages installed by the roles as on real nodes; see docs/real-clusters.md)."
+        ),
+    ] = "container",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     scenario: Annotated[
         str,
@@ -124,6 +132,7 @@ def up(
         keep_on_failure=keep_on_failure,
         exporter=exporter,
         exporter_source=exporter_source,
+        hosts=hosts,
         scenario=scenario,
         time_scale=time_scale,
         seed=seed,
@@ -132,6 +141,8 @@ def up(
         kind, model = kinds.load(blueprint)
     except KNOWN_ERRORS as error:
         _fail(error)
+    if hosts != "container" and kind.name != "slurm":
+        _fail(ValueError(f"--hosts {hosts}: only Slurm blueprints run on machine-like hosts; drop --hosts."))
     try:
         handle = kind.up(model, blueprint, options, progress)
     except (*KNOWN_ERRORS, *kind.errors) as error:
@@ -275,7 +286,7 @@ def inventory(
     except KNOWN_ERRORS as error:
         _fail(error)
     target = out or lab_state_dir(model.name) / ("inventory-ssh.yml" if ssh else "inventory-docker.yml")
-    write_inventory(model, lab_keys, target, "ssh" if ssh else "docker")
+    write_inventory(model, lab_keys, target, "real" if ssh else "container")
     if out is None:
         typer.echo(target.read_text(encoding="utf-8"), nl=False)
     else:

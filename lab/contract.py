@@ -45,6 +45,7 @@ LABEL_LAB = "org.aifactory-lab.lab"
 LABEL_ROLE = "org.aifactory-lab.role"
 LABEL_HOST = "org.aifactory-lab.host"
 LABEL_SPEC = "org.aifactory-lab.spec"
+LABEL_BOOT = "org.aifactory-lab.boot"  # lab-daemon (container-native) | systemd (machine-like host)
 
 # Container port → the service name `lab status` and `lab up` print its URL under.
 SERVICE_BY_PORT = {
@@ -103,6 +104,11 @@ def ansible_vars() -> dict[str, Any]:
             },
             "slurm_config_files": list(SLURM_CONFIG_FILES),
             "paths": {"job_mapping_dir": JOB_MAPPING_DIR, "job_classes": JOB_CLASSES, "xid_dir": XID_DIR},
+            # The Debian packages the roles install on hosts that do not carry them (--hosts systemd).
+            "packages": {
+                "slurm": versions.SLURM_DEB_VERSION,
+                "prometheus": versions.PROMETHEUS_DEB_VERSION,
+            },
         }
     }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from lab import contract
 from lab.paths import lab_state_dir
@@ -27,6 +27,9 @@ class ContainerSpec:
     writable_binds: dict[str, str] = field(default_factory=dict)  # host path → mount point
     # mount point → tmpfs options; /run is a host's: empty at every boot, so no stale pid file survives
     tmpfs: dict[str, str] = field(default_factory=lambda: {"/run": "mode=0755"})
+    # lab-daemon: the role's image, its daemons started by /usr/local/sbin/lab-daemon (the default).
+    # systemd: the machine-like host image, systemd as PID 1 and sshd (`lab up --hosts systemd`).
+    boot: str = "lab-daemon"
 
     @property
     def name(self) -> str:
@@ -34,6 +37,8 @@ class ContainerSpec:
 
     @property
     def image(self) -> str:
+        if self.boot == "systemd":
+            return contract.role_image("host")
         return contract.role_image("node" if self.role == "rack" else self.role)
 
     def digest(self, image_id: str) -> str:
@@ -87,6 +92,34 @@ def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
             for node in blueprint.nodes.names
         ]
     return specs
+
+
+# What a machine-like host needs beside its own mounts: systemd mounts its cgroup tree (the host's,
+# read-only) and a tmpfs on /run/lock; CAP_SYS_ADMIN lets it mount them (checked on this machine kind:
+# `--privileged` is refused, this is enough for `systemctl is-system-running` = running).
+MACHINE_TMPFS = {"/run": "mode=0755", "/run/lock": "mode=0755"}
+MACHINE_BINDS = {"/sys/fs/cgroup": "/sys/fs/cgroup"}
+
+
+def machines(specs: list[ContainerSpec], ssh_binds: dict[str, dict[str, str]]) -> list[ContainerSpec]:
+    """The same hosts as machine-like ones: no Slurm files mounted (provisioning copies them, as on a real
+    host) and no volumes (a machine keeps its own disk); the lab's fault and job-class directory stays,
+    and each host gets its SSH keys (``ssh_binds``: host → its key mounts)."""
+    config = str(contract.slurm_config_dir(specs[0].lab)) if specs else ""
+    return [
+        replace(
+            spec,
+            volumes={},
+            binds={
+                **{path: mount for path, mount in spec.binds.items() if path != config},
+                **MACHINE_BINDS,
+                **ssh_binds[spec.hostname],
+            },
+            tmpfs={**spec.tmpfs, **MACHINE_TMPFS},
+            boot="systemd",
+        )
+        for spec in specs
+    ]
 
 
 def runai_containers(model: RunaiBlueprint) -> list[ContainerSpec]:

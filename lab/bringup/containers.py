@@ -13,7 +13,16 @@ from docker.models.containers import Container
 
 from lab import contract
 from lab.bringup.container_specs import ContainerSpec
-from lab.contract import LABEL_HOST, LABEL_LAB, LABEL_ROLE, LABEL_SPEC, container_name, network_name
+from lab.bringup.ssh import SSH_PORT
+from lab.contract import (
+    LABEL_BOOT,
+    LABEL_HOST,
+    LABEL_LAB,
+    LABEL_ROLE,
+    LABEL_SPEC,
+    container_name,
+    network_name,
+)
 from lab.progress import Progress
 
 
@@ -44,6 +53,34 @@ def down(client: docker.DockerClient, lab: str, purge: bool, progress: Progress)
     for volume in volumes:
         volume.remove(force=True)
     progress.say(f"removed {removed} containers" + (f" and {len(volumes)} volumes" if purge else ""))
+
+
+def _boot_settings(spec: ContainerSpec) -> dict[str, object]:
+    if spec.boot == "systemd":
+        # systemd is PID 1 (the image's command) and reaps everything itself.
+        return {"init": False, "cap_add": ["SYS_ADMIN"], "environment": {"container": "docker"}}
+    # Boots like a host: starts the daemons provisioning enabled (none on the first start), then sleeps;
+    # init reaps the daemons Ansible starts with `docker exec`.
+    return {"command": ["/usr/local/sbin/lab-daemon", "boot"], "init": True}
+
+
+def ssh_ports(client: docker.DockerClient, lab: str) -> dict[str, int]:
+    """Host name → the loopback port of its sshd, for the lab's machine-like hosts."""
+    ports = {}
+    for container in lab_containers(client, lab):
+        if container.labels.get(LABEL_BOOT) != "systemd":
+            continue
+        container.reload()
+        bindings = container.attrs["NetworkSettings"]["Ports"].get(f"{SSH_PORT}/tcp") or []
+        if bindings:
+            ports[container.labels[LABEL_HOST]] = int(bindings[0]["HostPort"])
+    return ports
+
+
+def host_kinds(client: docker.DockerClient, lab: str) -> set[str]:
+    """How the lab's containers boot: lab-daemon → container, systemd → systemd (machine-like)."""
+    boots = {c.labels.get(LABEL_BOOT, "lab-daemon") for c in lab_containers(client, lab)}
+    return {"systemd" if boot == "systemd" else "container" for boot in boots}
 
 
 def lab_containers(client: docker.DockerClient, lab: str) -> list[Container]:
@@ -92,18 +129,26 @@ def _ensure_container(client: docker.DockerClient, spec: ContainerSpec, network:
         existing.remove(force=True)
     client.containers.run(
         spec.image,
-        # Boots like a host: starts the daemons provisioning enabled (none on the first start), then sleeps.
-        command=["/usr/local/sbin/lab-daemon", "boot"],
+        **_boot_settings(spec),
         name=spec.name,
         hostname=spec.hostname,
         detach=True,
-        init=True,  # reaps the daemons Ansible starts with `docker exec`
         tmpfs=dict(spec.tmpfs),
         network=network,
         # Slurm addresses hosts by name (SlurmctldHost=controller, NodeAddr=rack01 …).
         networking_config={network: client.api.create_endpoint_config(aliases=[spec.hostname])},
-        labels={LABEL_LAB: spec.lab, LABEL_ROLE: spec.role, LABEL_HOST: spec.hostname, LABEL_SPEC: digest},
-        ports={f"{inner}/tcp": ("127.0.0.1", outer) for inner, outer in spec.ports.items()},
+        labels={
+            LABEL_LAB: spec.lab,
+            LABEL_ROLE: spec.role,
+            LABEL_HOST: spec.hostname,
+            LABEL_SPEC: digest,
+            LABEL_BOOT: spec.boot,
+        },
+        ports={
+            **{f"{inner}/tcp": ("127.0.0.1", outer) for inner, outer in spec.ports.items()},
+            # sshd of a machine-like host, on a free loopback port (read back by ssh_ports)
+            **({f"{SSH_PORT}/tcp": ("127.0.0.1", None)} if spec.boot == "systemd" else {}),
+        },
         volumes={
             **{name: {"bind": path, "mode": "rw"} for name, path in spec.volumes.items()},
             **{host: {"bind": path, "mode": "ro"} for host, path in spec.binds.items()},

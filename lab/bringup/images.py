@@ -82,6 +82,13 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
     )
 
 
+def build_host(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> str:
+    """The one image of `--hosts systemd` labs: a machine-like Debian host (containers/host)."""
+    certificates = _certificates(options.ca_bundle)
+    root = _root_image(client, options, progress)
+    return _build(client, "host", {"ROOT_IMAGE": root}, progress, {"host-ca": certificates}, options.rebuild)
+
+
 def _root_image(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> str:
     if options.base_image is not None:
         return _pull_if_missing(client, options.base_image, progress)
@@ -196,6 +203,15 @@ def package_files(subpackages: tuple[str, ...], modules: tuple[str, ...] = ()) -
             if source.is_file() and source.suffix in (".py", ".csv"):
                 files[f"lab/{subpackage}/{source.name}"] = source.read_bytes()
     return files
+
+
+def write_tar(path: Path, files: dict[str, bytes]) -> Path:
+    """``files`` as a tar archive (fixed modes and times: the same files give the same bytes)."""
+    data = _tar_context(files).getvalue()
+    if not path.exists() or path.read_bytes() != data:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return path
 
 
 def _context_files(context: Path) -> dict[str, bytes]:

@@ -3,6 +3,7 @@ before made. What a kind renders (:class:`Rendered`) comes from :mod:`lab.kinds`
 
 from __future__ import annotations
 
+import copy
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import docker
 
 from lab import contract
-from lab.bringup import containers, engine, images, keys, lock, running
+from lab.bringup import containers, engine, images, keys, lock, running, ssh
 from lab.bringup.container_specs import ContainerSpec
 from lab.bringup.provision import run_playbook, write_hosts
 from lab.paths import lab_state_dir, state_root
@@ -36,6 +37,7 @@ class Rendered:
     extravars: dict[str, Any]  # Ansible extra vars: the lab's settings over ansible/group_vars
     blueprint_source: Path  # recorded in the state directory once the lab is up
     state_dirs: tuple[Path, ...] = ()  # made before the containers start (bind-mount sources)
+    ssh: ssh.SshKeys | None = None  # machine-like hosts (`--hosts systemd`): reached over SSH only
 
 
 def bring_up(
@@ -46,13 +48,20 @@ def bring_up(
     client = engine.ensure_engine(progress)
     engine.check_disk(state_root())
     state = lab_state_dir(rendered.name)
-    images.build_all(client, build, progress)
+    if rendered.ssh is None:
+        images.build_all(client, build, progress)
+    else:
+        images.build_host(client, build, progress)
     for directory in rendered.state_dirs:
         directory.mkdir(parents=True, exist_ok=True)
     with progress.step(f"containers of lab '{rendered.name}'"):
         containers.up(client, rendered.name, rendered.specs, progress)
+    inventory = rendered.inventory
+    if rendered.ssh is not None:
+        with progress.step("sshd on every host"):
+            inventory = _over_ssh(client, rendered.name, rendered.ssh, inventory)
     private = state / "ansible"
-    hosts = write_hosts(private / "inventory" / "hosts.yml", rendered.inventory)
+    hosts = write_hosts(private / "inventory" / "hosts.yml", inventory)
     try:
         with progress.step("provisioning with Ansible"):
             run_playbook(private, hosts, rendered.extravars, progress)
@@ -62,6 +71,23 @@ def bring_up(
             containers.down(client, rendered.name, purge=False, progress=progress)
         raise
     shutil.copyfile(rendered.blueprint_source, state / "blueprint.yaml")
+
+
+def _over_ssh(
+    client: docker.DockerClient, lab: str, keys: ssh.SshKeys, document: dict[str, Any]
+) -> dict[str, Any]:
+    """The inventory with each host's loopback SSH address, once every sshd answers with the host key
+    known_hosts now holds."""
+    ports = containers.ssh_ports(client, lab)
+    ssh.write_known_hosts(keys, ports)
+    ssh.wait_for_sshd(ports)
+    result = copy.deepcopy(document)
+    for group in result["all"]["children"].values():
+        for host, host_vars in group.get("hosts", {}).items():
+            if host not in ports:
+                raise running.LabError(f"host '{host}' of lab '{lab}' publishes no SSH port")
+            host_vars.update(ansible_host="127.0.0.1", ansible_port=ports[host])
+    return result
 
 
 def down(lab: str, purge: bool, progress: Progress) -> None:
@@ -110,6 +136,8 @@ def status(client: docker.DockerClient, lab: str, facts: dict[str, str]) -> dict
 
 
 def _daemon_states(container: Any, role: str) -> dict[str, str]:
+    if container.labels.get(contract.LABEL_BOOT) == "systemd":
+        return _unit_states(container, role)
     names = DAEMONS_BY_ROLE.get(role)
     if names is None:  # node or rack: one slurmd per node name, found from their pid files
         listing = container.exec_run(["sh", "-c", "ls /var/spool/slurm | sed -n 's/^slurmd-//p'"])
@@ -120,6 +148,23 @@ def _daemon_states(container: Any, role: str) -> dict[str, str]:
         daemon, _, state = line.partition(" ")
         states[daemon] = state
     return states
+
+
+SYSTEMD_UNITS_BY_ROLE = {
+    **DAEMONS_BY_ROLE,
+    "controller": ["munge", "slurmctld", "slurm_exporter"],
+    "dbd": ["munge", "mariadb", "slurmdbd"],
+    "restd": ["munge", "slurmrestd"],
+    "node": ["munge", "slurmd", "dcgm-shim"],
+}
+
+
+def _unit_states(container: Any, role: str) -> dict[str, str]:
+    """A machine-like host's units as systemd reports them (active, inactive, failed …)."""
+    units = SYSTEMD_UNITS_BY_ROLE.get(role, [])
+    result = container.exec_run(["systemctl", "is-active", *units])
+    states = result.output.decode(errors="replace").split()
+    return dict(zip(units, [*states, *["unknown"] * len(units)], strict=False))
 
 
 def _nodes(controller: Any) -> list[dict[str, str]]:

@@ -1,5 +1,11 @@
-"""Blueprint → Ansible inventory and variables (pure). The same variables feed the lab's containers
-(Docker connection) and real hosts (SSH): only the connection and the service mode differ.
+"""Blueprint → Ansible inventory and variables (pure). The same roles and variables serve three kinds of
+host; what differs between them lives here, in inventory variables, never in forks of tasks:
+
+- ``container``: the lab's container-native hosts (Docker connection, daemons by lab-daemon, packages in
+  the images);
+- ``systemd``: the lab's machine-like hosts (`lab up --hosts systemd`: SSH, systemd, packages installed
+  by the roles), which are still containers on this machine (see :data:`LAB_HOST_VARS`);
+- ``real``: a site's own hosts over SSH (`lab inventory --ssh`), with every role default.
 """
 
 from __future__ import annotations
@@ -11,7 +17,29 @@ from lab.contract import container_name
 from lab.spec import hostlist
 from lab.spec.slurm_blueprint import Blueprint
 
-Connection = Literal["docker", "ssh"]
+Hosts = Literal["container", "systemd", "real"]
+
+# What a lab host cannot be, whatever boots it: it has no cgroup tree of its own to hand to Slurm (the
+# machine's is mounted read-only), its hardware is this machine's, not the blueprint's DGX shape (slurmd
+# takes the declared one), and its GPUs come from the lab's DCGM shim.
+LAB_HOST_VARS: dict[str, Any] = {
+    "slurm_use_cgroups": False,
+    "slurm_declare_node_shape": True,
+    "lab_fake_gpus": True,
+}
+# Container-native hosts also run no init system and carry their packages in the images.
+CONTAINER_HOST_VARS: dict[str, Any] = {
+    **LAB_HOST_VARS,
+    "slurm_service_mode": "container",
+    "slurm_install_packages": False,
+    "prometheus_install_package": False,
+    "ansible_connection": "community.docker.docker",
+}
+HOST_VARS: dict[str, dict[str, Any]] = {
+    "container": CONTAINER_HOST_VARS,
+    "systemd": {**LAB_HOST_VARS, "slurm_service_mode": "systemd"},
+    "real": {"slurm_service_mode": "systemd"},
+}
 
 
 def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
@@ -126,25 +154,24 @@ def scrape_jobs(blueprint: Blueprint, slurm_exporter: bool) -> list[dict[str, An
 
 
 def inventory(
-    blueprint: Blueprint, connection: Connection = "docker", slurm_exporter: bool = True
+    blueprint: Blueprint, hosts: Hosts = "container", slurm_exporter: bool = True
 ) -> dict[str, Any]:
-    """An Ansible YAML inventory. With ``ssh``, host names are the lab's; edit ``ansible_host``."""
+    """An Ansible YAML inventory. For ``real`` hosts the host names are the blueprint's; edit
+    ``ansible_host``. For ``systemd`` the lab fills in each host's SSH address once it runs."""
     node_hosts: dict[str, Any] = {}
     for host, nodes in blueprint.nodes_by_container.items():
-        node_hosts[host] = {"slurmd_node_names": nodes, **_address(blueprint, host, connection)}
+        node_hosts[host] = {"slurmd_node_names": nodes, **_address(blueprint, host, hosts)}
 
     def single(host: str) -> dict[str, Any]:
-        return {"hosts": {host: _address(blueprint, host, connection)}}
+        return {"hosts": {host: _address(blueprint, host, hosts)}}
 
     common: dict[str, Any] = {
         "slurm_cluster": cluster_vars(blueprint),
-        "slurm_service_mode": "container" if connection == "docker" else "systemd",
+        **HOST_VARS[hosts],
         "prometheus_cluster_label": blueprint.slurm.cluster_name,
         "prometheus_scrape_jobs": scrape_jobs(blueprint, slurm_exporter),
         "ansible_python_interpreter": "/usr/bin/python3",
     }
-    if connection == "docker":
-        common["ansible_connection"] = "community.docker.docker"
     return {
         "all": {
             "vars": common,
@@ -159,7 +186,7 @@ def inventory(
     }
 
 
-def _address(blueprint: Blueprint, host: str, connection: Connection) -> dict[str, str]:
-    if connection == "docker":
+def _address(blueprint: Blueprint, host: str, hosts: Hosts) -> dict[str, str]:
+    if hosts == "container":
         return {"ansible_host": container_name(blueprint.name, host)}
     return {"ansible_host": host}

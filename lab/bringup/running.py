@@ -42,7 +42,11 @@ def endpoints(client: docker.DockerClient, lab: str) -> dict[str, str]:
         ports = container.attrs.get("NetworkSettings", {}).get("Ports") or {}
         for inner, bindings in sorted(ports.items()):
             for binding in bindings or []:
-                service = _SERVICE_BY_PORT.get(inner, f"{container.labels[contract.LABEL_HOST]}:{inner}")
+                host = container.labels[contract.LABEL_HOST]
+                if inner == "22/tcp":  # a machine-like host's sshd (key: the lab's keys/ssh/id_ed25519)
+                    urls[f"{host} ssh"] = f"ssh://root@{binding['HostIp']}:{binding['HostPort']}"
+                    continue
+                service = _SERVICE_BY_PORT.get(inner, f"{host}:{inner}")
                 urls[service] = f"http://{binding['HostIp']}:{binding['HostPort']}"
     return urls
 

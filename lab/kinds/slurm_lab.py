@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from lab import contract, versions
-from lab.bringup import container_specs, engine, keys, lifecycle, lock, running
+from lab.bringup import container_specs, containers, engine, images, keys, lifecycle, lock, running, ssh
 from lab.bringup.keys import LabKeys
 from lab.bringup.provision import ProvisionError, slurm_inventory
+from lab.bringup.render import Hosts
 from lab.bringup.slurmrestd import RestError
 from lab.kinds.base import UpOptions
 from lab.paths import lab_state_dir
@@ -20,6 +21,8 @@ from lab.slurm_exporter import binary as exporter
 from lab.spec import slurm_blueprint
 from lab.spec.slurm_blueprint import Blueprint
 from lab.workload import background
+
+HOST_KINDS = ("container", "systemd")
 
 # A lab shows an XID drain within one health-check run of 30 s instead of a real site's 300 s.
 HEALTH_CHECK_INTERVAL_S = 30
@@ -49,13 +52,21 @@ class SlurmKind:
     ) -> running.RunningLab:
         state = lab_state_dir(model.name)
         with lock.held(state, "up"):
+            hosts = host_kind(model, options.hosts)
             lab_keys = keys.ensure(state / "keys")
             built = _exporter(options, progress)
             (state / "exporter-status").write_text(
                 f"{built.how} → {built.binary}\n" if built else "off (lab up --no-exporter)\n",
                 encoding="utf-8",
             )
-            rendered = render(model, source, lab_keys, built.binary if built else None)
+            ssh_keys = None
+            if hosts == "systemd":
+                names = [spec.hostname for spec in container_specs.slurm_containers(model)]
+                ssh_keys = ssh.ensure(state / "keys" / "ssh", names)
+                images.write_tar(
+                    shim_package(model.name), images.package_files(("dcgm",), images.IMAGE_MODULES)
+                )
+            rendered = render(model, source, lab_keys, built.binary if built else None, ssh_keys)
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
         return running.attach(engine.require_engine(), model.name, self.name, model)
 
@@ -71,20 +82,62 @@ class SlurmKind:
         }
 
 
-def render(model: Blueprint, source: Path, lab_keys: LabKeys, binary: Path | None) -> lifecycle.Rendered:
-    """Everything the bring-up of a Slurm lab needs (pure)."""
-    document = slurm_inventory(model, lab_keys, slurm_exporter=binary is not None)
+def render(
+    model: Blueprint,
+    source: Path,
+    lab_keys: LabKeys,
+    binary: Path | None,
+    ssh_keys: ssh.SshKeys | None = None,
+) -> lifecycle.Rendered:
+    """Everything the bring-up of a Slurm lab needs (pure): on container-native hosts, or with
+    ``ssh_keys`` on machine-like ones (systemd, reached over SSH, packages installed by the roles)."""
+    hosts: Hosts = "container" if ssh_keys is None else "systemd"
+    document = slurm_inventory(model, lab_keys, hosts, slurm_exporter=binary is not None)
     extravars: dict[str, Any] = {"dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S}
     if binary is not None:
-        extravars.update(slurm_exporter_binary_src=str(binary), slurm_exporter_enabled=True)
+        extravars["slurm_exporter_binary_src"] = str(binary)
+    specs = container_specs.slurm_containers(model)
+    if ssh_keys is not None:
+        document["all"]["vars"].update(
+            ssh.connection_vars(ssh_keys), dcgm_shim_package_src=str(shim_package(model.name))
+        )
+        specs = container_specs.machines(
+            specs, {spec.hostname: ssh_keys.binds(spec.hostname) for spec in specs}
+        )
     return lifecycle.Rendered(
         name=model.name,
-        specs=container_specs.slurm_containers(model),
+        specs=specs,
         inventory=document,
         extravars=extravars,
         blueprint_source=source,
         state_dirs=(contract.slurm_config_dir(model.name),),
+        ssh=ssh_keys,
     )
+
+
+def host_kind(model: Blueprint, wanted: str) -> str:
+    """The kind of host the lab gets; a lab that has containers keeps their kind (`lab down` first)."""
+    if wanted not in HOST_KINDS:
+        raise ProvisionError(f"--hosts {wanted!r}: choose one of {', '.join(HOST_KINDS)}.")
+    client = engine.engine_client()
+    current = containers.host_kinds(client, model.name) if client is not None else set()
+    if current and current != {wanted}:
+        kind = "/".join(sorted(current))
+        raise ProvisionError(
+            f"lab '{model.name}' runs on {kind} hosts; --hosts {wanted} would replace every host.\n"
+            f"Fix: `lab down --lab {model.name}` first, or keep --hosts {kind}."
+        )
+    if wanted == "systemd" and model.racks:
+        raise ProvisionError(
+            f"blueprint '{model.name}' has racks (many slurmd per host): a systemd host runs one slurmd "
+            "(Debian's slurmd.service).\nFix: use --hosts container for rack blueprints."
+        )
+    return wanted
+
+
+def shim_package(lab: str) -> Path:
+    """The shim's code as an archive, for hosts without the node image."""
+    return lab_state_dir(lab) / "dcgm-shim.tar"
 
 
 def _exporter(options: UpOptions, progress: Progress) -> exporter.ExporterBuild | None:

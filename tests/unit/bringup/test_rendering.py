@@ -27,7 +27,12 @@ TEMPLATES = {
     "slurmdbd.conf": "slurmdbd",
     "prometheus.yml": "prometheus",
 }
-CASES = [("default.yaml", "docker"), ("default.yaml", "ssh"), ("superpod.yaml", "docker")]
+CASES = [
+    ("default.yaml", "container"),
+    ("default.yaml", "systemd"),
+    ("default.yaml", "real"),
+    ("superpod.yaml", "container"),
+]
 
 
 def _role_defaults() -> dict[str, Any]:
@@ -65,20 +70,20 @@ def _render_with_ansible(variables: dict[str, Any], out: Path) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
 
-@pytest.mark.parametrize(("blueprint_name", "connection"), CASES)
-def test_configs_render_as_golden(tmp_path: Path, blueprint_name: str, connection: str) -> None:
+@pytest.mark.parametrize(("blueprint_name", "hosts"), CASES)
+def test_configs_render_as_golden(tmp_path: Path, blueprint_name: str, hosts: str) -> None:
     model = blueprint.load(BLUEPRINTS_DIR / blueprint_name)
     fake_keys = LabKeys(tmp_path / "munge.key", tmp_path / "jwt.key", tmp_path / "db.pass")
     variables = {
         **_role_defaults(),
-        **inventory(model, connection)["all"]["vars"],  # type: ignore[arg-type]
+        **inventory(model, hosts)["all"]["vars"],  # type: ignore[arg-type]
         **key_vars(fake_keys),
         "slurmdbd_storage_pass": "golden-test-password",
     }
     variables.pop("ansible_connection", None)
     variables.pop("ansible_python_interpreter", None)
     _render_with_ansible(variables, tmp_path)
-    golden = GOLDEN / f"{Path(blueprint_name).stem}-{connection}"
+    golden = GOLDEN / f"{Path(blueprint_name).stem}-{hosts}"
     for name in TEMPLATES:
         rendered = (tmp_path / name).read_text()
         if os.environ.get("UPDATE_GOLDEN"):
@@ -97,7 +102,7 @@ def test_golden_directories_match_the_cases() -> None:
 
 def test_ssh_inventory_passes_the_playbook_syntax_check(tmp_path: Path) -> None:
     model = blueprint.load(BLUEPRINTS_DIR / "default.yaml")
-    data = inventory(model, "ssh")
+    data = inventory(model, "real")
     data["all"]["vars"].update(key_vars(LabKeys(tmp_path / "m", tmp_path / "j", tmp_path / "p")))
     hosts = tmp_path / "hosts.yml"
     hosts.write_text(yaml.safe_dump(data))

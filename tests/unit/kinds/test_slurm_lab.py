@@ -19,7 +19,6 @@ def test_render_with_the_exporter() -> None:
     assert rendered.extravars == {
         "dcgm_health_check_interval": 30,
         "slurm_exporter_binary_src": "/cache/slurm_exporter",
-        "slurm_exporter_enabled": True,
     }
     variables = rendered.inventory["all"]["vars"]
     assert variables["slurm_munge_key_src"] == "/k/munge.key"

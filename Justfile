@@ -57,6 +57,14 @@ race:
 hygiene:
     python -m pytest -q tests/unit/test_hygiene.py tests/unit/test_layers.py
 
+# ansible-lint on ansible/ (profile production; ansible/.ansible-lint says what it skips and why)
+ansible-lint:
+    cd ansible && ansible-lint
+
+# The deployable roles as the Ansible collection aifactory_lab.gpu_observability (a tarball in OUT)
+collection out="dist":
+    python3 ansible/collection/build.py --out {{out}}
+
 # No counterpart: the lab has no web UI of its own
 ui-check:
     @echo "ui-check: no UI in aifactory-lab (Prometheus' own UI is upstream's)"
@@ -91,7 +99,7 @@ bench:
     python bench/bench_runai.py
 
 # The checks that need no running lab (CI runs them before `just test`)
-static: fmt-check lint typecheck gen-check env-check docs-check race hygiene ui-check compose-check helm-test
+static: fmt-check lint typecheck gen-check env-check docs-check race hygiene ansible-lint ui-check compose-check helm-test
 
 # Everything the definition of done names: the static checks, every test (unit and lab), signal fidelity
 check: static test signal-fidelity

@@ -37,7 +37,7 @@ CONTAINER_HOST_VARS: dict[str, Any] = {
 }
 HOST_VARS: dict[str, dict[str, Any]] = {
     "container": CONTAINER_HOST_VARS,
-    "systemd": {**LAB_HOST_VARS, "slurm_service_mode": "systemd"},
+    "systemd": {**LAB_HOST_VARS, "slurm_service_mode": "systemd", "slurm_install_packages": True},
     "real": {"slurm_service_mode": "systemd"},
 }
 

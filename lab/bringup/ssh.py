@@ -23,7 +23,7 @@ from lab.bringup.keys import KeysError
 SSH_PORT = 22
 SSHD_TIMEOUT_S = 90  # systemd boots and starts sshd in about 6 s; a loaded 2-core host takes longer
 HOST_KEY_MOUNT = "/etc/ssh/ssh_host_ed25519_key"  # containers/host/sshd-lab.conf names it
-AUTHORIZED_KEYS_MOUNT = "/root/.ssh/authorized_keys"
+AUTHORIZED_KEYS_MOUNT = "/etc/ssh/authorized_keys/root"  # containers/host/sshd-lab.conf: AuthorizedKeysFile
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def molecule_env() -> dict[str, str]:
     needed = ("molecule", "molecule_plugins.docker")
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if missing:
-        pytest.skip(f"{', '.join(missing)} not installed: pip install molecule 'molecule-plugins[docker]'")
+        pytest.fail(f"{', '.join(missing)} not installed. Fix: pip install -e '.[dev]'")
     client = docker.from_env()
     try:
         tag = images.build_host(client, images.BuildOptions(), Progress(quiet=True))  # cached when current

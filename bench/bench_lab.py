@@ -47,14 +47,14 @@ def lab(*args: str) -> float:
     return time.monotonic() - began
 
 
-def bench_up(blueprint: str, cold: bool) -> None:
+def bench_up(blueprint: str, cold: bool, hosts: str = "container") -> None:
     client = docker.from_env()
     if cold:
         images.remove_all(client)
     # Cold as on a fresh machine: no lab image and no layer cache (--rebuild builds with nocache).
     extra = ["--rebuild"] if cold else []
-    seconds = lab("up", "--blueprint", blueprint, "-q", "--no-workload", *extra)
-    emit("lab-up", blueprint=blueprint, cold=cold, seconds=round(seconds, 1))
+    seconds = lab("up", "--blueprint", blueprint, "--hosts", hosts, "-q", "--no-workload", *extra)
+    emit("lab-up", blueprint=blueprint, hosts=hosts, cold=cold, seconds=round(seconds, 1))
 
 
 def bench_down(name: str) -> None:
@@ -120,6 +120,9 @@ def main() -> None:
     up = sub.add_parser("up")
     up.add_argument("--blueprint", default="blueprints/default.yaml")
     up.add_argument("--cold", action="store_true", help="remove every lab image first")
+    up.add_argument(
+        "--hosts", default="container", choices=("container", "systemd"), help="as `lab up --hosts`"
+    )
     for name in ("down", "memory"):
         sub.add_parser(name).add_argument("--lab", default="default")
     burst = sub.add_parser("burst")
@@ -130,7 +133,7 @@ def main() -> None:
     burst.add_argument("--seconds", type=int, default=600, help="how long each job sleeps")
     args = parser.parse_args()
     if args.what == "up":
-        bench_up(args.blueprint, args.cold)
+        bench_up(args.blueprint, args.cold, args.hosts)
     elif args.what == "down":
         bench_down(args.lab)
     elif args.what == "memory":

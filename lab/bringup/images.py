@@ -210,7 +210,9 @@ def write_tar(path: Path, files: dict[str, bytes]) -> Path:
     data = _tar_context(files).getvalue()
     if not path.exists() or path.read_bytes() != data:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        temporary = path.with_name(f".{path.name}.tmp")
+        temporary.write_bytes(data)
+        temporary.replace(path)  # a reader sees the old archive or the new one, never a part
     return path
 
 

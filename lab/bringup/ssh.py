@@ -76,6 +76,12 @@ def _ensure_key(path: Path, comment: str) -> None:
                 f"{path} has mode {mode:04o}: others can read a lab SSH key.\n"
                 f"Fix: chmod 0400 {path} (or `lab down --purge` to make new keys)."
             )
+        public = path.with_name(path.name + ".pub")
+        if not public.exists():  # derived again from the private key: known_hosts and mounts need it
+            derived = subprocess.run(["ssh-keygen", "-y", "-f", str(path)], capture_output=True, text=True)
+            if derived.returncode != 0:
+                raise KeysError(f"cannot read {path}: {derived.stderr.strip()}. Fix: `lab down --purge`.")
+            public.write_text(f"{derived.stdout.strip()} {comment}\n", encoding="utf-8")
         return
     path.with_name(path.name + ".pub").unlink(missing_ok=True)
     argv = ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)]

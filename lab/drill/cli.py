@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from lab import kinds
-from lab.bringup import engine, running
+from lab.bringup import containers, engine, running
 from lab.drill import suite
 from lab.drill.probe import DrillError
 from lab.paths import lab_state_dir
@@ -58,9 +58,16 @@ def drill(
     progress = Progress()
     try:
         chosen = suite.select(names)
-        handle = kinds.attach(engine.require_engine(), lab)
+        client = engine.require_engine()
+        handle = kinds.attach(client, lab)
         if handle.kind != "slurm":
             raise running.LabError(f"lab '{handle.name}' is a {handle.kind} lab: drills are for Slurm labs.")
+        if containers.host_kinds(client, handle.name) != {"container"}:
+            # The drills stop and start daemons through lab-daemon, which machine-like hosts do not have.
+            raise running.LabError(
+                f"lab '{handle.name}' runs on machine-like hosts (--hosts systemd): the drills drive "
+                "container-native hosts only. Fix: run them on a lab brought up without --hosts systemd."
+            )
     except (DrillError, running.LabError, engine.PrerequisiteError) as error:
         typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from None

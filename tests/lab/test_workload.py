@@ -23,6 +23,7 @@ import pytest
 from testinfra.host import Host
 
 from lab import kinds
+from lab.spec import hostlist
 from lab.spec.slurm_blueprint import Blueprint, parse
 from lab.workload.plan import Plan, plan
 from lab.workload.runner import run
@@ -138,7 +139,9 @@ def test_job_output_carries_the_job_id_and_ends_as_planned(ran: Ran, host: Calla
     }
     for job in ran.plan.jobs:
         job_id = ran.summary.job_ids[job.index]
-        node = ran.sacct[job_id]["NodeList"]  # one node each: the test shape keeps jobs to 8 GPUs
+        # The batch step, which writes the output, runs on the allocation's first node. A job of at most
+        # 8 GPUs is submitted without --nodes, so Slurm may spread it over two nodes (dgx-[002,004]).
+        node = hostlist.expand(ran.sacct[job_id]["NodeList"])[0]
         out_file = host(node).file(f"/tmp/workload-{job_id}.out")
         # A job cancelled a moment after it starts (at 600x, a few planned minutes) may end before its
         # batch step opens the file, or before the application's first line, as a real one can; its

@@ -42,14 +42,19 @@ def ensure(directory: Path) -> LabKeys:
     return result
 
 
+def refuse_if_readable_by_others(path: Path, what: str = "a lab secret") -> None:
+    """A secret file others can read is refused, with the fix."""
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        raise KeysError(
+            f"{path} has mode {mode:04o}: others can read {what}.\n"
+            f"Fix: chmod 0400 {path} (or `lab down --purge` to make new keys)."
+        )
+
+
 def _ensure_file(path: Path, make: Callable[[], bytes]) -> None:
     if path.exists():
-        mode = path.stat().st_mode & 0o777
-        if mode & 0o077:
-            raise KeysError(
-                f"{path} has mode {mode:04o}: others can read a lab secret.\n"
-                f"Fix: chmod 0400 {path} (or `lab down --purge` to make new keys)."
-            )
+        refuse_if_readable_by_others(path)
         return
     data = make()
     # Created 0400 from the first byte: the secret is never readable by others, not even briefly.

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lab.bringup.engine import PrerequisiteError
-from lab.bringup.keys import KeysError
+from lab.bringup.keys import KeysError, refuse_if_readable_by_others
 
 SSH_PORT = 22
 SSHD_TIMEOUT_S = 90  # systemd boots and starts sshd in about 6 s; a loaded 2-core host takes longer
@@ -70,12 +70,7 @@ def ensure(directory: Path, hosts: Iterable[str]) -> SshKeys:
 
 def _ensure_key(path: Path, comment: str) -> None:
     if path.exists():
-        mode = path.stat().st_mode & 0o777
-        if mode & 0o077:
-            raise KeysError(
-                f"{path} has mode {mode:04o}: others can read a lab SSH key.\n"
-                f"Fix: chmod 0400 {path} (or `lab down --purge` to make new keys)."
-            )
+        refuse_if_readable_by_others(path, "a lab SSH key")
         public = path.with_name(path.name + ".pub")
         if not public.exists():  # derived again from the private key: known_hosts and mounts need it
             derived = subprocess.run(["ssh-keygen", "-y", "-f", str(path)], capture_output=True, text=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -49,6 +50,25 @@ def submit_gpu_job(
     sbatch = f"sbatch --parsable --time={time_limit_min} --output=/tmp/lab-test-%j.out {options}"
     out = controller.check_output(f"su - alice -c \"{sbatch} --wrap 'lab-gpu-app --seconds {seconds}'\"")
     return str(out).strip().split(";")[0]
+
+
+def running_job_gpus(
+    controller: testinfra.host.Host, job: str, timeout_s: float = 60
+) -> tuple[str, set[str]]:
+    """(node, GPU indices) of a running job, from `scontrol show job -d` (GRES=gpu:h100:2(IDX:0-1))."""
+
+    def shown() -> str:
+        text = controller.check_output(f"scontrol show job -d {job}")
+        return text if "JobState=RUNNING" in text and "IDX:" in text else ""
+
+    text = str(wait_for(shown, timeout_s, f"job {job} running with GPUs"))
+    match = re.search(r"Nodes=(\S+) .*?GRES=\S*\(IDX:([0-9,\-]+)\)", text)
+    assert match, text
+    indices: set[str] = set()
+    for part in match.group(2).split(","):
+        low, _, high = part.partition("-")
+        indices.update(str(i) for i in range(int(low), int(high or low) + 1))
+    return match.group(1), indices
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from lab import promql
 from lab.contract import JOB_MAPPING_DIR
 from lab.spec.slurm_blueprint import Blueprint
 
-from .conftest import run_lab, submit_gpu_job, wait_for
+from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -21,23 +21,6 @@ pytestmark = pytest.mark.lab
 @pytest.fixture(scope="module")
 def prometheus(default_lab: Blueprint) -> str:
     return f"http://127.0.0.1:{default_lab.ports.prometheus}"
-
-
-def _job_gpus(controller: Host, job: str) -> tuple[str, set[str]]:
-    """(node, GPU indices) of a running job, from `scontrol show job -d` (GRES=gpu:h100:2(IDX:0-1))."""
-
-    def shown() -> str:
-        text = controller.check_output(f"scontrol show job -d {job}")
-        return text if "JobState=RUNNING" in text and "IDX:" in text else ""
-
-    text = str(wait_for(shown, 60, f"job {job} running with GPUs"))
-    match = re.search(r"Nodes=(\S+) .*?GRES=\S*\(IDX:([0-9,\-]+)\)", text)
-    assert match, text
-    indices: set[str] = set()
-    for part in match.group(2).split(","):
-        low, _, high = part.partition("-")
-        indices.update(str(i) for i in range(int(low), int(high or low) + 1))
-    return match.group(1), indices
 
 
 def test_prometheus_scrapes_every_dcgm_target_and_itself(prometheus: str, default_lab: Blueprint) -> None:
@@ -67,7 +50,7 @@ def test_running_job_labels_exactly_its_gpus_until_the_epilog(
     host: Callable[[str], Host], prometheus: str, gpu_job: str
 ) -> None:
     controller = host("controller")
-    node, gpus = _job_gpus(controller, gpu_job)
+    node, gpus = running_job_gpus(controller, gpu_job)
     assert len(gpus) == 2
 
     mapping = host(node).check_output(f"grep -lx {gpu_job} {JOB_MAPPING_DIR}/* || true").split()
@@ -109,7 +92,7 @@ def test_xid_79_drains_the_node_and_fails_the_job_on_that_gpu(
     controller = host("controller")
     # A whole node, wherever Slurm finds one free beside the live workload.
     job = submit_gpu_job(controller, "--gres=gpu:8", 120)
-    faulted_node, _ = _job_gpus(controller, job)
+    faulted_node, _ = running_job_gpus(controller, job)
     faults.append((faulted_node, job))
     run_lab("fault", "xid", faulted_node, "5", "79", "--lab", default_lab.name)
 

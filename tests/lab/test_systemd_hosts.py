@@ -26,25 +26,19 @@ import yaml
 from testinfra.host import Host
 
 from lab import contract, promql
-from lab.bringup import containers, ssh
+from lab.bringup import containers, lifecycle, ssh
 from lab.contract import JOB_MAPPING_DIR
 from lab.paths import ANSIBLE_DIR, DEFAULT_BLUEPRINT, lab_state_dir
 from lab.spec.slurm_blueprint import Blueprint, load
 
-from .conftest import run_lab, submit_gpu_job, wait_for
+from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
 
 pytestmark = pytest.mark.lab
 
 LAB = "machines"
 PORTS = {"slurmrestd": 6823, "prometheus": 9094, "slurm_exporter": 9354}
 # Every host's units, as `lab status` names them (tests below check each one's MainPID).
-UNITS = {
-    "controller": ["munge", "slurmctld", "slurm_exporter"],
-    "dbd": ["munge", "mariadb", "slurmdbd"],
-    "restd": ["munge", "slurmrestd"],
-    "prometheus": ["prometheus"],
-    "node": ["munge", "slurmd", "dcgm-shim"],
-}
+UNITS = lifecycle.SYSTEMD_UNITS_BY_ROLE
 # What reads slurm.conf (and so restarts when one of its values changes); everything else keeps running.
 SLURM_CONF_READERS = {"slurmctld", "slurmd", "slurmrestd"}
 
@@ -162,15 +156,7 @@ def test_a_gpu_job_is_mapped_labelled_and_scraped(machines: tuple[Blueprint, Pat
     controller = _host("controller")
     job = submit_gpu_job(controller, "--gres=gpu:2", 120)
     try:
-
-        def shown() -> str:
-            text = controller.check_output(f"scontrol show job -d {job}")
-            return text if "JobState=RUNNING" in text and "IDX:" in text else ""
-
-        text = str(wait_for(shown, 90, f"job {job} running with GPUs"))
-        match = re.search(r"Nodes=(\S+) .*?GRES=\S*\(IDX:(\d+)-(\d+)\)", text)
-        assert match, text
-        node, gpus = match.group(1), {str(i) for i in range(int(match.group(2)), int(match.group(3)) + 1)}
+        node, gpus = running_job_gpus(controller, job, timeout_s=90)
         mapped = _host(node).check_output(f"grep -lx {job} {JOB_MAPPING_DIR}/* || true").split()
         assert {path.rsplit("/", 1)[1] for path in mapped} == gpus
 

@@ -22,7 +22,9 @@ SLURM_EXPORTER_PORT = 9341  # the exporter's default :9341, Prometheus' register
 DCGM_EXPORTER_PORT = 9400  # dcgm-exporter's default listen port (:9400)
 RUNAI_API_PORT = 9590  # the Run:ai emulator's /metrics, /kai/<pool>/metrics and /api/v1 (docs/runai.md)
 RUNAI_DCGM_FIRST_PORT = 9591  # node i of a Run:ai blueprint serves its DCGM target on 9591 + i
-RUNAI_HOST_PORTS = {"runai": RUNAI_API_PORT, "prometheus": 9190}  # 127.0.0.1, beside a Slurm lab's 9090
+KUBE_APISERVER_PORT = 6443  # kube-apiserver's --secure-port default, in the Run:ai lab's container
+# 127.0.0.1 on the host: beside a Slurm lab's 9090, and the API server off 6443 (a real cluster's).
+RUNAI_HOST_PORTS = {"runai": RUNAI_API_PORT, "prometheus": 9190, "kube-apiserver": 16443}
 
 # Mounts and hand-over paths.
 SHARED_MOUNT = "/var/lib/aifactory-lab/shared"  # host → nodes, read-only: XID faults and job classes
@@ -33,6 +35,8 @@ XID_DIR = "xid"  # under SHARED_MOUNT: `lab fault xid` writes, the shim reads
 JOBS_DIR = "jobs"  # under SHARED_MOUNT
 JOB_CLASSES = "jobs/classes.json"  # under SHARED_MOUNT: the workload runner writes, the shim reads
 RUNAI_OUT_MOUNT = "/var/lib/aifactory-lab/runai"  # Run:ai emulator → host: events, logs, pod resources
+KUBE_BUILD_MOUNT = "/opt/kube"  # host → Run:ai container, read-only: bin/, stages/, kai/ (lab.kube.binaries)
+KUBE_PKI_MOUNT = "/etc/kubernetes/pki"  # host → Run:ai container, read-only: the lab's certificates
 JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
 # Host → Slurm containers, read-only: slurm.conf, gres.conf and cgroup.conf, rendered once per lab. The
 # images link /etc/slurm/<file> here, so every daemon and client finds them at Debian's usual path.
@@ -53,6 +57,7 @@ SERVICE_BY_PORT = {
     PROMETHEUS_PORT: "prometheus",
     SLURM_EXPORTER_PORT: "slurm_exporter",
     RUNAI_API_PORT: "runai",
+    KUBE_APISERVER_PORT: "kube-apiserver",
 }
 
 ANSIBLE_VARS_FILE = paths.ANSIBLE_DIR / "group_vars" / "all" / "contract.yml"

@@ -26,3 +26,18 @@ DCGM_EXPORTER_ARCHIVE = "dcgm-exporter-4.5.3-4.8.2.tar.gz"
 DCGM_EXPORTER_ARCHIVE_SHA256 = "f7b828ea567af52be73d8311b0e99e5ae22de369816504e1a8b858c5c5c10ced"
 GO_DCGM_ARCHIVE = "go-dcgm-ec245c09fe3e.tar.gz"  # v0.0.0-20260422145128-ec245c09fe3e
 GO_DCGM_ARCHIVE_SHA256 = "0f7d1e8f070c015cef5fb688046e6413e3d29a9ab1220a2ed0443da39f078df6"
+# The Kubernetes path of a Run:ai lab (lab/kube): a real control plane and the real KAI Scheduler,
+# built once per version set (lab/kube/binaries.py) and cached; lab/kube/gomod/ holds the wrapper
+# modules (go.mod, go.sum) for what `go install` refuses (replace directives) or the proxy lists not.
+KUBERNETES_VERSION = "v1.34.4"  # kube-apiserver, kube-controller-manager (k8s.io/kubernetes)
+KUBERNETES_STAGING_VERSION = "v0.34.4"  # the k8s.io/* staging modules of that release
+KAI_SCHEDULER_VERSION = "v0.13.0"
+KAI_SCHEDULER_COMMIT = "5d35ecab74e693d6f40309d2e23a68b8ac138571"
+KAI_SCHEDULER_ARCHIVE = "kai-scheduler-0.13.0.tar.gz"  # ../shared/vendor: the proxy refuses the module
+KAI_SCHEDULER_ARCHIVE_PREFIX = "kai-scheduler-0.13.0"
+KAI_SCHEDULER_ARCHIVE_SHA256 = "c16dc3807abd037872aa63c9fd50ad39125ca65124fea4738c7994c0cbfa3627"
+KWOK_MODULE = "sigs.k8s.io/kwok"
+KWOK_VERSION = "v0.7.0"
+KUBE_STATE_METRICS_VERSION = "v2.15.0"  # v2.16.0 fails its checksum here, v2.17.0 is refused
+# etcd: Debian trixie's package in the Run:ai image (no build).
+ETCD_DEB_PACKAGE = "etcd-server"

@@ -122,8 +122,10 @@ def machines(specs: list[ContainerSpec], ssh_binds: dict[str, dict[str, str]]) -
     ]
 
 
-def runai_containers(model: RunaiBlueprint) -> list[ContainerSpec]:
-    """A Run:ai lab: its Prometheus and the emulator, whose output directory is the host's."""
+def runai_containers(model: RunaiBlueprint, kube_build: str, kube_pki: str) -> list[ContainerSpec]:
+    """A Run:ai lab: its Prometheus and the one container of the Kubernetes control plane, KAI and
+    the Run:ai driver. Read-only: the cached binaries and the lab's credentials; the output directory
+    (events, logs, pod resources) is the host's."""
     lab = model.name
     return [
         prometheus_spec(lab, contract.RUNAI_HOST_PORTS["prometheus"]),
@@ -131,7 +133,11 @@ def runai_containers(model: RunaiBlueprint) -> list[ContainerSpec]:
             lab,
             "runai",
             "runai",
-            ports={contract.RUNAI_API_PORT: contract.RUNAI_HOST_PORTS["runai"]},
+            ports={
+                contract.RUNAI_API_PORT: contract.RUNAI_HOST_PORTS["runai"],
+                contract.KUBE_APISERVER_PORT: contract.RUNAI_HOST_PORTS["kube-apiserver"],
+            },
+            binds={kube_build: contract.KUBE_BUILD_MOUNT, kube_pki: contract.KUBE_PKI_MOUNT},
             writable_binds={str(lab_state_dir(lab) / "runai"): contract.RUNAI_OUT_MOUNT},
         ),
     ]

@@ -1,20 +1,23 @@
-"""A Run:ai lab: the Run:ai construct's emulator in a container, and a Prometheus that scrapes
-every target it serves (/metrics, /kai/<pool>/metrics, one DCGM target per emulated node).
+"""A Run:ai lab: a real Kubernetes control plane with the real KAI Scheduler, kwok nodes and
+kube-state-metrics (lab.kube), the Run:ai driver beside them, and a Prometheus that scrapes them all.
 
-`lab up --blueprint blueprints/runai.yaml [--scenario NAME]` brings it up; events, KAI logs and the
-pod-resources file land in .lab/<lab>/runai/ on the host.
+`lab up --blueprint blueprints/runai.yaml [--scenario NAME]` builds the binaries once (cached by
+version), makes the lab's certificates, and brings it up; events, every process's log and the
+pod-resources file land in .lab/<lab>/runai/ on the host, the user's kubeconfig in .lab/<lab>/kubeconfig.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from lab import contract
+from lab import contract, versions
 from lab.bringup import container_specs, engine, lifecycle, lock, running
 from lab.bringup.provision import ProvisionError
 from lab.contract import container_name
 from lab.kinds.base import UpOptions
+from lab.kube import binaries, controlplane, pki
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.spec.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
@@ -26,22 +29,32 @@ def node_names(model: RunaiBlueprint) -> list[str]:
 
 
 def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
+    def job(name: str, why: str, port: int) -> dict[str, Any]:
+        return {"name": name, "why": why, "targets": [{"address": f"runai:{port}"}]}
+
+    ports = controlplane.PORTS
     jobs: list[dict[str, Any]] = [
-        {
-            "name": "runai",
-            "why": "Run:ai cluster series and kube-state-metrics.",
-            "targets": [{"address": f"runai:{contract.RUNAI_API_PORT}"}],
-        }
+        job(
+            "runai",
+            "Run:ai cluster series (runai_*), computed from the API server's objects.",
+            contract.RUNAI_API_PORT,
+        ),
+        job(
+            "kube-state-metrics",
+            "kube-state-metrics v2.15.0 on the real API server.",
+            ports["kube-state-metrics"],
+        ),
     ]
-    for pool in model.node_pools:
+    for index, pool in enumerate(model.node_pools):
         jobs.append(
-            {
-                "name": f"kai-{pool.name}",
-                "why": f"KAI scheduler of node pool {pool.name}.",
-                "metrics_path": f"/kai/{pool.name}/metrics",
-                "targets": [{"address": f"runai:{contract.RUNAI_API_PORT}"}],
-            }
+            job(
+                f"kai-{pool.name}",
+                f"KAI scheduler of node pool {pool.name}.",
+                controlplane.scheduler_port(index),
+            )
         )
+    for component in ("kai-binder", "kai-podgrouper", "kai-queuecontroller", "kai-podgroupcontroller"):
+        jobs.append(job(component, f"KAI {component[4:]}.", ports[component]))
     jobs.append(
         {
             "name": "dcgm",
@@ -78,7 +91,7 @@ def inventory(model: RunaiBlueprint) -> dict[str, Any]:
 
 class RunaiKind:
     name = "runai"
-    errors: tuple[type[Exception], ...] = (RunaiBlueprintError, ProvisionError)
+    errors: tuple[type[Exception], ...] = (RunaiBlueprintError, ProvisionError, binaries.BuildError)
 
     def load(self, path: Path) -> RunaiBlueprint:
         return load_runai(path)
@@ -92,15 +105,27 @@ class RunaiKind:
         self, model: RunaiBlueprint, source: Path, options: UpOptions, progress: Progress
     ) -> running.RunningLab:
         state = lab_state_dir(model.name)
+        built = binaries.ensure(progress)
+        progress.say(
+            f"Kubernetes and KAI binaries: {'cached' if built.cached else 'built'} in {built.directory}"
+        )
+        creds = pki.ensure(
+            state / "keys" / "kube",
+            ("runai", container_name(model.name, "runai")),
+            f"https://127.0.0.1:{contract.KUBE_APISERVER_PORT}",
+        )
+        _write_user_kubeconfig(state / "kubeconfig", creds)
         rendered = lifecycle.Rendered(
             name=model.name,
-            specs=container_specs.runai_containers(model),
+            specs=container_specs.runai_containers(model, str(built.directory), str(creds.directory)),
             inventory=inventory(model),
             extravars={
                 "runai_blueprint_src": str(source.resolve()),
                 "runai_scenario": options.scenario,
                 "runai_time_scale": options.time_scale,
                 "runai_seed": options.seed,
+                "runai_node_pools": [pool.name for pool in model.node_pools],
+                "runai_log_verbosity": model.log_verbosity,
             },
             blueprint_source=source,
             state_dirs=(state / "runai",),
@@ -110,10 +135,28 @@ class RunaiKind:
         return running.attach(engine.require_engine(), model.name, self.name, model)
 
     def up_message(self, model: RunaiBlueprint, options: UpOptions) -> str:
-        return f"Run:ai lab '{model.name}' is up (scenario {options.scenario})"
+        kubeconfig = lab_state_dir(model.name) / "kubeconfig"
+        return (
+            f"Run:ai lab '{model.name}' is up (scenario {options.scenario}) on a real Kubernetes "
+            f"{versions.KUBERNETES_VERSION} with KAI Scheduler {versions.KAI_SCHEDULER_VERSION}\n"
+            f"kubectl: export KUBECONFIG={kubeconfig}"
+        )
 
     def facts(self, name: str) -> dict[str, str]:
-        return {}
+        kubeconfig = lab_state_dir(name) / "kubeconfig"
+        return {"kubeconfig": str(kubeconfig)} if kubeconfig.exists() else {}
+
+
+def _write_user_kubeconfig(path: Path, creds: pki.Credentials) -> None:
+    """The administrator's kubeconfig for the user's kubectl, on the host's loopback port (0400)."""
+    server = f"https://127.0.0.1:{contract.RUNAI_HOST_PORTS['kube-apiserver']}"
+    text = pki.user_kubeconfig(creds, server)
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+        stream.write(text)
 
 
 KIND = RunaiKind()

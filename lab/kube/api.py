@@ -1,0 +1,173 @@
+"""A small Kubernetes API client on the standard library (the lab's images carry no client library).
+
+It speaks to the API server with a kubeconfig's client certificate, verifies the server against the
+lab's CA, and applies objects with server-side apply (``PATCH`` ``application/apply-patch+yaml``,
+field manager ``aifactory-lab``), so applying the same object twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import ssl
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+FIELD_MANAGER = "aifactory-lab"
+Obj = dict[str, Any]
+
+# Where each kind this lab writes lives in the API (group/version, plural, namespaced).
+RESOURCES: dict[str, tuple[str, str, bool]] = {
+    "Namespace": ("api/v1", "namespaces", False),
+    "Node": ("api/v1", "nodes", False),
+    "Pod": ("api/v1", "pods", True),
+    "Event": ("api/v1", "events", True),
+    "ServiceAccount": ("api/v1", "serviceaccounts", True),
+    "ConfigMap": ("api/v1", "configmaps", True),
+    "Job": ("apis/batch/v1", "jobs", True),
+    "PriorityClass": ("apis/scheduling.k8s.io/v1", "priorityclasses", False),
+    "ClusterRole": ("apis/rbac.authorization.k8s.io/v1", "clusterroles", False),
+    "ClusterRoleBinding": ("apis/rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
+    "Role": ("apis/rbac.authorization.k8s.io/v1", "roles", True),
+    "RoleBinding": ("apis/rbac.authorization.k8s.io/v1", "rolebindings", True),
+    "CustomResourceDefinition": (
+        "apis/apiextensions.k8s.io/v1",
+        "customresourcedefinitions",
+        False,
+    ),
+    "Queue": ("apis/scheduling.run.ai/v2", "queues", False),
+    "PodGroup": ("apis/scheduling.run.ai/v2alpha2", "podgroups", True),
+    "BindRequest": ("apis/scheduling.run.ai/v1alpha2", "bindrequests", True),
+    "Stage": ("apis/kwok.x-k8s.io/v1alpha1", "stages", False),
+}
+
+
+class ApiError(RuntimeError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+
+
+class Client:
+    def __init__(self, kubeconfig: Path, server: str | None = None, timeout_s: float = 30.0) -> None:
+        config = yaml.safe_load(kubeconfig.read_text(encoding="utf-8"))
+        cluster = config["clusters"][0]["cluster"]
+        user = config["users"][0]["user"]
+        self.server = (server or cluster["server"]).rstrip("/")
+        self.timeout_s = timeout_s
+        self.context = ssl.create_default_context(
+            cadata=base64.b64decode(cluster["certificate-authority-data"]).decode("ascii")
+        )
+        # ssl loads a client certificate only from files: a private temporary directory, removed at once.
+        with tempfile.TemporaryDirectory(prefix="lab-kube-") as tmp:
+            cert, key = Path(tmp) / "client.crt", Path(tmp) / "client.key"
+            cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+            key.write_bytes(base64.b64decode(user["client-key-data"]))
+            self.context.load_cert_chain(cert, key)
+
+    # --- paths --------------------------------------------------------------------------------
+    @staticmethod
+    def path(kind: str, namespace: str | None = None, name: str | None = None) -> str:
+        prefix, plural, namespaced = RESOURCES[kind]
+        parts = [prefix]
+        if namespaced and namespace:
+            parts += ["namespaces", namespace]
+        parts.append(plural)
+        if name:
+            parts.append(name)
+        return "/" + "/".join(parts)
+
+    # --- verbs --------------------------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        content_type: str = "application/json",
+        query: dict[str, str] | None = None,
+    ) -> Obj:
+        url = self.server + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        req = urllib.request.Request(url, data=body, method=method)
+        req.add_header("Accept", "application/json")
+        if body is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(req, context=self.context, timeout=self.timeout_s) as response:
+                data = response.read()
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode("utf-8", "replace")
+            with contextlib.suppress(ValueError):
+                detail = json.loads(detail).get("message", detail)
+            raise ApiError(exc.code, f"{method} {path}: {detail}") from None
+        return json.loads(data) if data else {}
+
+    def get(self, path: str, **query: str) -> Obj:
+        return self.request("GET", path, query=query or None)
+
+    def list(self, kind: str, namespace: str | None = None, **query: str) -> list[Obj]:
+        items: list[Obj] = self.get(self.path(kind, namespace), **query).get("items", [])
+        return items
+
+    def apply(self, obj: Obj) -> Obj:
+        """Server-side apply of one object (created when absent, else made to match)."""
+        meta = obj["metadata"]
+        path = self.path(obj["kind"], meta.get("namespace"), meta["name"])
+        return self.request(
+            "PATCH",
+            path,
+            json.dumps(obj).encode(),
+            "application/apply-patch+yaml",
+            {"fieldManager": FIELD_MANAGER, "force": "true"},
+        )
+
+    def create(self, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        return self.request("POST", self.path(obj["kind"], meta.get("namespace")), json.dumps(obj).encode())
+
+    def merge_patch(
+        self, kind: str, namespace: str | None, name: str, patch: Obj, status: bool = False
+    ) -> Obj:
+        path = self.path(kind, namespace, name) + ("/status" if status else "")
+        return self.request("PATCH", path, json.dumps(patch).encode(), "application/merge-patch+json")
+
+    def delete(self, kind: str, namespace: str | None, name: str) -> None:
+        try:
+            self.request(
+                "DELETE", self.path(kind, namespace, name), query={"propagationPolicy": "Background"}
+            )
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+
+    def ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(
+                urllib.request.Request(self.server + "/readyz"), context=self.context, timeout=5
+            ) as response:
+                return bool(response.status == 200)
+        except (OSError, urllib.error.URLError):
+            return False
+
+
+def wait_until(check: Callable[[], bool], timeout_s: float, what: str, interval_s: float = 0.2) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not after {timeout_s:.0f} s")
+        time.sleep(interval_s)
+
+
+def documents(text: str) -> Iterator[Obj]:
+    """The objects of a multi-document YAML text (empty documents skipped)."""
+    for document in yaml.safe_load_all(text):
+        if document:
+            yield document

@@ -1,0 +1,323 @@
+"""The Kubernetes control plane of a Run:ai lab, run inside its container by ``python3 -m lab.kube
+control-plane``: etcd, kube-apiserver, kube-controller-manager, kwok, KAI Scheduler (one scheduler per
+node pool, binder, podgrouper, queue controller, podgroup controller) and kube-state-metrics.
+
+Every start is a new cluster (etcd's data directory is emptied), so a scenario always begins from
+the same state. Processes start in dependency order, each waited for until it answers; the tag's CRDs
+and the components' RBAC are applied before KAI starts. If any process exits, the others are stopped
+and the supervisor exits non-zero (``lab-daemon check`` then reports it). Logs: ``<out>/logs/<name>.log``.
+
+Ports (inside the container; only the API server is published, on the host's 127.0.0.1):
+:data:`PORTS`. etcd and the controller manager listen on loopback only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lab import contract
+from lab.kube import rbac
+from lab.kube.api import Client, documents, wait_until
+
+PKI = Path(contract.KUBE_PKI_MOUNT)  # the lab's credentials, read-only (lab.kube.pki)
+BIN = Path(contract.KUBE_BUILD_MOUNT) / "bin"  # the cached build, read-only (lab.kube.binaries)
+ETCD_DATA = Path("/var/lib/aifactory-lab/etcd")
+NODE_ANNOTATION = "kwok.x-k8s.io/node=fake"  # kwok manages the nodes that carry it (kwok docs)
+PORTS = {
+    "kube-apiserver": contract.KUBE_APISERVER_PORT,
+    "kube-state-metrics": 8085,
+    "kwok": 10247,
+    "kai-binder": 8280,
+    "kai-podgrouper": 8282,
+    "kai-queuecontroller": 8284,
+    # controller-runtime's default :8080; the binary's --metrics-bind-address does not reach its
+    # manager at v0.13.0, so it keeps 8080 and nothing else here may take it.
+    "kai-podgroupcontroller": 8080,
+}
+SCHEDULER_FIRST_PORT = 8180  # the scheduler of node pool i serves its metrics on 8180 + i
+SCHEDULER_PLUGIN_FIRST_PORT = 8190  # and its plugin server on 8190 + i (the flag's default 8081 clashes)
+# The pod and node labels kube-state-metrics exposes on kube_pod_labels / kube_node_labels: the queue,
+# node pool, Run:ai project and user (kube-state-metrics drops labels not allowed explicitly).
+KSM_LABELS = (
+    "pods=[kai.scheduler/queue,kai.scheduler/node-pool,project,user,runai/queue],"
+    "nodes=[kai.scheduler/node-pool]"
+)
+READY_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Process:
+    name: str
+    argv: tuple[str, ...]
+    ready_url: str | None = None  # polled until it answers 200 (https with the lab's CA)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def scheduler_port(index: int) -> int:
+    return SCHEDULER_FIRST_PORT + index
+
+
+def processes(pools: list[str], verbosity: int) -> list[Process]:
+    """Every process in start order (pure: the argv is what the unit tests check)."""
+
+    def kubeconfig(identity: str) -> dict[str, str]:
+        return {"KUBECONFIG": str(PKI / f"{identity}.kubeconfig")}
+
+    names = ("ca.crt", "apiserver.crt", "apiserver.key", "service-account.key", "service-account.pub")
+    pki = {n: str(PKI / n) for n in names}
+    procs = [
+        Process(
+            "etcd",
+            (
+                "etcd",
+                "--name=lab",
+                f"--data-dir={ETCD_DATA}",
+                "--listen-client-urls=http://127.0.0.1:2379",
+                "--advertise-client-urls=http://127.0.0.1:2379",
+                "--listen-peer-urls=http://127.0.0.1:2380",
+                "--log-level=warn",
+            ),
+            "http://127.0.0.1:2379/health",
+        ),
+        Process(
+            "kube-apiserver",
+            (
+                str(BIN / "kube-apiserver"),
+                "--etcd-servers=http://127.0.0.1:2379",
+                "--bind-address=0.0.0.0",
+                f"--secure-port={PORTS['kube-apiserver']}",
+                f"--tls-cert-file={pki['apiserver.crt']}",
+                f"--tls-private-key-file={pki['apiserver.key']}",
+                f"--client-ca-file={pki['ca.crt']}",
+                "--authorization-mode=RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc",
+                f"--service-account-key-file={pki['service-account.pub']}",
+                f"--service-account-signing-key-file={pki['service-account.key']}",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--allow-privileged=false",
+                "--profiling=false",
+                "--endpoint-reconciler-type=none",
+            ),
+        ),
+        Process(
+            "kube-controller-manager",
+            (
+                str(BIN / "kube-controller-manager"),
+                f"--kubeconfig={PKI / 'kube-controller-manager.kubeconfig'}",
+                f"--authentication-kubeconfig={PKI / 'kube-controller-manager.kubeconfig'}",
+                f"--authorization-kubeconfig={PKI / 'kube-controller-manager.kubeconfig'}",
+                "--use-service-account-credentials=true",
+                f"--service-account-private-key-file={pki['service-account.key']}",
+                f"--root-ca-file={pki['ca.crt']}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                "--profiling=false",
+                "--controllers=*,-bootstrapsigner,-tokencleaner",
+            ),
+        ),
+        Process(
+            "kwok",
+            (
+                str(BIN / "kwok"),
+                f"--kubeconfig={PKI / 'kwok.kubeconfig'}",
+                f"--manage-nodes-with-annotation-selector={NODE_ANNOTATION}",
+                "--config=/run/kwok/stages.yaml",
+                f"--server-address=0.0.0.0:{PORTS['kwok']}",
+                "--node-lease-duration-seconds=40",
+            ),
+        ),
+        Process(
+            "kube-state-metrics",
+            (
+                str(BIN / "kube-state-metrics"),
+                f"--kubeconfig={PKI / 'kube-state-metrics.kubeconfig'}",
+                "--host=0.0.0.0",
+                f"--port={PORTS['kube-state-metrics']}",
+                "--telemetry-host=127.0.0.1",
+                "--telemetry-port=8086",
+                "--resources=namespaces,nodes,pods,jobs",
+                f"--metric-labels-allowlist={KSM_LABELS}",
+            ),
+            f"http://127.0.0.1:{PORTS['kube-state-metrics']}/healthz",
+        ),
+    ]
+    for index, pool in enumerate(pools):
+        procs.append(
+            Process(
+                f"kai-scheduler-{pool}",
+                (
+                    str(BIN / "kai-scheduler"),
+                    "--scheduler-name=kai-scheduler",
+                    f"--partition-label-value={pool}",
+                    f"--listen-address=:{scheduler_port(index)}",
+                    f"--plugin-server-port={SCHEDULER_PLUGIN_FIRST_PORT + index}",
+                    f"--v={verbosity}",
+                    "--update-pod-eviction-condition=true",
+                    "--leader-elect=false",
+                ),
+                f"http://127.0.0.1:{scheduler_port(index)}/metrics",
+                kubeconfig("kai-scheduler"),
+            )
+        )
+    procs += [
+        Process(
+            "kai-binder",
+            (
+                str(BIN / "kai-binder"),
+                f"--metrics-bind-address=:{PORTS['kai-binder']}",
+                f"--health-probe-bind-address=:{PORTS['kai-binder'] + 1}",
+            ),
+            f"http://127.0.0.1:{PORTS['kai-binder']}/metrics",
+            kubeconfig("kai-binder"),
+        ),
+        Process(
+            "kai-podgrouper",
+            (
+                str(BIN / "kai-podgrouper"),
+                f"--metrics-bind-address=:{PORTS['kai-podgrouper']}",
+                f"--health-probe-bind-address=:{PORTS['kai-podgrouper'] + 1}",
+            ),
+            f"http://127.0.0.1:{PORTS['kai-podgrouper']}/metrics",
+            kubeconfig("kai-podgrouper"),
+        ),
+        Process(
+            "kai-queuecontroller",
+            (
+                str(BIN / "kai-queuecontroller"),
+                "--enable-webhook=false",
+                f"--metrics-listen-address=:{PORTS['kai-queuecontroller']}",
+            ),
+            None,
+            kubeconfig("kai-queuecontroller"),
+        ),
+        Process(
+            "kai-podgroupcontroller",
+            (
+                str(BIN / "kai-podgroupcontroller"),
+                "--enable-podgroup-webhook=false",
+                   "--health-probe-bind-address=:8287",
+            ),
+            "http://127.0.0.1:8287/readyz",
+            kubeconfig("kai-podgroupcontroller"),
+        ),
+    ]
+    return procs
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+def _wait_for(proc: Process, child: subprocess.Popen[bytes], admin: Client, log_dir: Path) -> None:
+    """Until ``proc`` answers (the API server: then the bootstrap); an exit on the way is an error."""
+
+    def alive() -> None:
+        if child.poll() is not None:
+            raise RuntimeError(f"{proc.name} exited with {child.returncode} (see {log_dir}/{proc.name}.log)")
+
+    def check(answers: Callable[[], bool]) -> Callable[[], bool]:
+        return lambda: (alive(), answers())[1]
+
+    if proc.name == "kube-apiserver":
+        wait_until(check(admin.ready), READY_TIMEOUT_S, "kube-apiserver /readyz")
+        _bootstrap(admin)
+    elif proc.ready_url:
+        url = proc.ready_url
+        wait_until(check(lambda: _answers(url)), READY_TIMEOUT_S, f"{proc.name} {url}")
+    else:
+        time.sleep(1.0)  # no readiness endpoint: at least it did not exit at once
+        alive()
+
+
+def _bootstrap(admin: Client) -> None:
+    """What KAI needs before it starts: the tag's CRDs, established, and every component's RBAC."""
+    for crd in sorted((BIN.parent / "kai" / "crds").glob("*.yaml")):
+        for obj in documents(crd.read_text(encoding="utf-8")):
+            admin.apply(obj)
+    for obj in rbac.objects(BIN.parent / "kai" / "rbac"):
+        admin.apply(obj)
+
+    def established() -> bool:
+        crds = admin.list("CustomResourceDefinition")
+        ours = [c for c in crds if c["spec"]["group"] in ("scheduling.run.ai", "kai.scheduler")]
+        return bool(ours) and all(
+            any(
+                c["type"] == "Established" and c["status"] == "True"
+                for c in crd.get("status", {}).get("conditions", [])
+            )
+            for crd in ours
+        )
+
+    wait_until(established, READY_TIMEOUT_S, "KAI's CRDs established")
+
+
+def _write_kwok_config() -> None:
+    out = Path("/run/kwok")
+    out.mkdir(parents=True, exist_ok=True)
+    stages = sorted((BIN.parent / "stages").glob("*.yaml"))
+    (out / "stages.yaml").write_text(
+        "\n---\n".join(s.read_text(encoding="utf-8").strip() for s in stages) + "\n"
+    )
+
+
+def run(pools: list[str], verbosity: int, log_dir: Path) -> int:
+    """Start everything, then wait; returns the exit status when a process ends or on SIGTERM."""
+    if ETCD_DATA.exists():
+        shutil.rmtree(ETCD_DATA)
+    ETCD_DATA.mkdir(parents=True, mode=0o700)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    _write_kwok_config()
+    running: list[tuple[Process, subprocess.Popen[bytes]]] = []
+    def stop(*_: object) -> None:
+        raise SystemExit(0)  # wherever it waits: the finally below stops every child
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    admin = Client(PKI / "admin.kubeconfig", server=f"https://127.0.0.1:{PORTS['kube-apiserver']}")
+    try:
+        for proc in processes(pools, verbosity):
+            log = (log_dir / f"{proc.name}.log").open("ab")
+            child = subprocess.Popen(
+                proc.argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **proc.env}
+            )
+            running.append((proc, child))
+            _say(f"started {proc.name} (pid {child.pid})")
+            _wait_for(proc, child, admin, log_dir)
+        _say("control plane up")
+        (log_dir / "control-plane.json").write_text(json.dumps({"up_at": time.time()}) + "\n")
+        while True:
+            for proc, child in running:
+                if child.poll() is not None:
+                    _say(f"{proc.name} exited with {child.returncode}")
+                    return 1
+            time.sleep(1.0)
+    except (RuntimeError, TimeoutError) as error:
+        _say(f"control plane failed: {error}")
+        return 1
+    finally:
+        for _, child in reversed(running):
+            if child.poll() is None:
+                child.terminate()
+        for _, child in running:
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+def _say(message: str) -> None:
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {message}", file=sys.stderr, flush=True)

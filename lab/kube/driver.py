@@ -1,0 +1,378 @@
+"""The Run:ai side of the real cluster, run in the lab's container by ``python3 -m lab.kube drive``.
+
+It does what Run:ai's control plane and the kubelets' device managers would, and nothing the real
+software does itself:
+
+1. Tenancy: KAI's priority classes (the tag's files), project namespaces, KAI Queues and the kwok nodes
+   of the blueprint (:mod:`lab.kube.manifests`).
+2. Workloads: the blueprint's arrival mix (:mod:`lab.runai.arrivals`) and the scenario's scripted work,
+   submitted as batch/v1 Jobs. KAI's podgrouper, scheduler and binder place them; kwok runs and ends
+   their pods; the Job controller replaces preempted pods.
+3. Device assignment, the one emulated step (:mod:`lab.kube.devices`): bound pods get GPU indices,
+   handed to the DCGM shim's Kubernetes mode; an XID marks its GPU unhealthy and fails the pod through
+   kwok's own failure stage.
+4. Signals: ``runai_*`` (Run:ai docs 2.18) computed from the API server's objects (:mod:`lab.kube.view`),
+   served on ``/metrics``; one DCGM target per node; the Events API copied to ``events.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from typing import Any
+
+from lab.dcgm.shim import ListeningHTTPServer
+from lab.dcgm.shim import serve as serve_dcgm
+from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
+from lab.kube import manifests, view
+from lab.kube.api import ApiError, Client, documents, wait_until
+from lab.kube.devices import BoundPod, DeviceAssigner
+from lab.paths import atomic_write
+from lab.runai.arrivals import Arrivals, poisson
+from lab.runai.cluster_state import CONTAINER, Workload
+from lab.runai.dcgm_bridge import DcgmBridge
+from lab.runai.expfmt import render
+from lab.runai.series_runai import runai_samples
+from lab.spec.runai_blueprint import RunaiBlueprint, WorkloadClass
+
+log = logging.getLogger("lab.kube.driver")
+LONG_RUN_S = 30 * 86400.0  # scripted borrowers and victims run for the whole scenario
+TICK_S = 1.0  # wall seconds between two looks at the cluster
+Obj = dict[str, Any]
+
+
+@dataclass
+class Fault:
+    workload: str
+    workload_uid: str
+    namespace: str
+    pod: str
+    pod_uid: str
+    node: str
+    gpu: int
+    xid: int
+    at: float
+
+
+@dataclass
+class Scenario:
+    """The scripted part of a failure mode (its numbers live in the blueprint's ``scenarios``)."""
+
+    name: str
+    filled: bool = False
+    burst: bool = False
+    victim: str | None = None  # gpu-fault: the victim Job's name
+    fault: Fault | None = None
+
+
+@dataclass
+class Driver:
+    bp: RunaiBlueprint
+    client: Client
+    out: Path
+    scenario: Scenario
+    time_scale: float
+    seed: int
+    tag_dir: Path
+    started: float = field(default_factory=time.time)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    metrics: str = ""
+    submitted: int = 0
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.arrivals = Arrivals(self.bp, random.Random(self.seed + 1))
+        node_gpus = {n: p.gpus_per_node for p in self.bp.node_pools for n in p.node_names()}
+        self.devices = DeviceAssigner(node_gpus)
+        self.last_active: dict[tuple[str, int], float] = {}
+        self.events_seen: dict[str, str] = {}
+        self.dcgm: DcgmBridge | None = None
+
+    # --- clock ----------------------------------------------------------------------------------
+    def sim_seconds(self) -> float:
+        """Blueprint seconds since the start: wall seconds times the time scale."""
+        return (time.time() - self.started) * self.time_scale
+
+    # --- 1. tenancy -----------------------------------------------------------------------------
+    def bootstrap(self) -> None:
+        for path in sorted((self.tag_dir / "priorityclasses").glob("*.yaml")):
+            for obj in documents(path.read_text(encoding="utf-8")):
+                self.client.apply(obj)
+        for obj in manifests.namespaces(self.bp) + manifests.queues(self.bp):
+            self.client.apply(obj)
+        for node in manifests.nodes(self.bp):
+            self.client.apply(node)
+            self.client.merge_patch(
+                "Node", None, node["metadata"]["name"], {"status": node["status"]}, status=True
+            )
+
+        def service_accounts_ready() -> bool:
+            names = {
+                sa["metadata"]["namespace"]
+                for sa in self.client.list("ServiceAccount")
+                if sa["metadata"]["name"] == "default"
+            }
+            return all(manifests.namespace_of(p.name) in names for p in self.bp.projects)
+
+        # Pods are refused until the controller manager made each namespace's default service account.
+        wait_until(service_accounts_ready, 60, "default service accounts of the project namespaces")
+
+        def nodes_ready() -> bool:
+            ready = 0
+            for node in self.client.list("Node"):
+                conditions = node.get("status", {}).get("conditions", []) or []
+                taints = node.get("spec", {}).get("taints", []) or []
+                if any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) and not taints:
+                    ready += 1
+            return ready == len(self.devices.node_gpus)
+
+        wait_until(nodes_ready, 120, "kwok nodes Ready without taints")
+
+    # --- 2. workloads ---------------------------------------------------------------------------
+    def submit(self, workload: Workload) -> None:
+        job = manifests.job(self.bp, workload, self.time_scale)
+        try:
+            self.client.create(job)
+            self.submitted += 1
+        except ApiError as error:
+            log.warning("job %s/%s refused: %s", job["metadata"]["namespace"], workload.name, error)
+
+    def _long_runs(self, wclass: WorkloadClass, project: str, count: int) -> None:
+        for _ in range(count):
+            self.submit(
+                self.arrivals.make(
+                    wclass,
+                    self.sim_seconds(),
+                    project=project,
+                    gpus_per_pod=1,
+                    run_seconds=LONG_RUN_S,
+                    will_fail=False,
+                )
+            )
+
+    def play_scenario(self, t: float, dt: float, pods: list[Obj]) -> None:
+        s, bp = self.scenario, self.bp
+        if s.name == "quota-exhaustion":
+            spec = bp.scenarios.quota_exhaustion
+            if t >= spec.start_s:
+                wclass = bp.workload_class(spec.workload_class)
+                for _ in range(poisson(self.rng, spec.rate_per_hour * dt / 3600.0)):
+                    self.submit(self.arrivals.make(wclass, t, project=spec.project))
+        elif s.name == "preemption-storm":
+            storm = bp.scenarios.preemption_storm
+            borrower = bp.workload_class(storm.borrower_class)
+            claimant = bp.workload_class(storm.claimant_class)
+            if not s.filled and t >= storm.fill_at_s:
+                s.filled = True
+                pool = bp.pool(borrower.nodepool)
+                free = sum(len(self.devices.free(n)) for n in pool.node_names())
+                self._long_runs(borrower, storm.borrower, free)
+            if not s.burst and t >= storm.burst_at_s:
+                s.burst = True
+                self._long_runs(claimant, storm.claimant, bp.quota(storm.claimant, claimant.nodepool).gpu)
+        elif s.name == "gpu-fault":
+            self._gpu_fault(t, pods)
+
+    def _gpu_fault(self, t: float, pods: list[Obj]) -> None:
+        s, spec = self.scenario, self.bp.scenarios.gpu_fault
+        wclass = self.bp.workload_class(spec.workload_class)
+        if s.victim is None:
+            victim = self.arrivals.make(
+                wclass, t, project=wclass.projects[0], run_seconds=LONG_RUN_S, will_fail=False
+            )
+            s.victim = victim.name
+            self.submit(victim)
+        if s.fault is not None or t < spec.at_s:
+            return
+        for pod in pods:
+            meta = pod["metadata"]
+            if not meta["name"].startswith(f"{s.victim}-") or pod.get("status", {}).get("phase") != "Running":
+                continue
+            held = self.devices.gpus_of(meta["uid"])
+            if not held:
+                continue
+            node, gpu = held[0]
+            assert self.dcgm is not None
+            self.dcgm.inject_xid(node, gpu, spec.xid)  # what the shim's XID field then reports
+            self.devices.mark_unhealthy(node, gpu)  # the device plugin's health check
+            fail = manifests.FAIL
+            self.client.merge_patch(
+                "Pod",
+                meta["namespace"],
+                meta["name"],
+                {
+                    "metadata": {
+                        "labels": {fail: "true"},
+                        "annotations": {
+                            f"{fail}/delay": "0ms",
+                            f"{fail}/jitter-delay": "0ms",
+                            f"{fail}/exit-code": manifests.XID_EXIT_CODE,
+                            f"{fail}/reason": "Error",
+                            f"{fail}/message": f"CUDA error: XID {spec.xid} on GPU {gpu}",
+                        },
+                    }
+                },
+            )
+            owner = next(o for o in meta["ownerReferences"] if o["kind"] == "Job")
+            s.fault = Fault(
+                s.victim,
+                owner["uid"],
+                meta["namespace"],
+                meta["name"],
+                meta["uid"],
+                node,
+                gpu,
+                spec.xid,
+                time.time(),
+            )
+            atomic_write(self.out / "fault.json", json.dumps(s.fault.__dict__, indent=1) + "\n", mode=0o644)
+            return
+
+    # --- 3. devices -----------------------------------------------------------------------------
+    def assign_devices(self, pods: list[Obj]) -> None:
+        live = []
+        for pod in pods:
+            node = pod["spec"].get("nodeName")
+            phase = pod.get("status", {}).get("phase", "Pending")
+            if not node or phase in ("Succeeded", "Failed"):
+                continue
+            annotations = pod["metadata"].get("annotations", {})
+            live.append(
+                BoundPod(
+                    pod["metadata"]["uid"],
+                    pod["metadata"]["namespace"],
+                    pod["metadata"]["name"],
+                    node,
+                    view.gpus_of(pod),
+                    CONTAINER,
+                    annotations.get(manifests.DCGM_CLASS_ANNOTATION),
+                )
+            )
+        if self.devices.assign(live) and self.dcgm is not None:
+            self.dcgm.write(self.devices.mapping())
+
+    # --- 4. signals -----------------------------------------------------------------------------
+    def copy_events(self) -> None:
+        lines = []
+        for event in self.client.list("Event"):
+            uid = event["metadata"]["uid"]
+            version = event["metadata"].get("resourceVersion", "")
+            if self.events_seen.get(uid) == version:
+                continue
+            self.events_seen[uid] = version
+            lines.append(json.dumps(event, sort_keys=True))
+        if lines:
+            with (self.out / "events.jsonl").open("a", encoding="utf-8") as stream:
+                stream.write("\n".join(lines) + "\n")
+
+    def refresh_metrics(self, jobs: list[Obj], pods: list[Obj]) -> None:
+        assert self.dcgm is not None
+        stats = self.dcgm.gpu_stats()
+        now = time.time()
+        for key, stat in stats.items():
+            if stat.util_pct > 0:
+                self.last_active[key] = now
+        cluster = view.build(self.bp, now, jobs, pods, self.devices, stats, self.last_active)
+        text = render(list(runai_samples(cluster)))  # type: ignore[arg-type]
+        with self.lock:
+            self.metrics = text
+
+    def tick(self, last_t: float) -> float:
+        t = self.sim_seconds()
+        dt = max(0.0, t - last_t)
+        for wclass in self.arrivals.due(dt):
+            self.submit(self.arrivals.make(wclass, t))
+        selector = {"labelSelector": manifests.QUEUE_LABEL}
+        pods = self.client.list("Pod", **selector)
+        self.play_scenario(t, dt, pods)
+        self.assign_devices(pods)
+        jobs = self.client.list("Job", **selector)
+        self.refresh_metrics(jobs, pods)
+        self.copy_events()
+        return t
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _MetricsServer
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def do_GET(self) -> None:
+        if self.path.split("?")[0] == "/metrics":
+            with self.server.driver.lock:
+                body = self.server.driver.metrics.encode()
+            self._send(200, PROMETHEUS_TEXT_CONTENT_TYPE, body)
+        elif self.path == "/health":
+            self._send(200, "text/plain; charset=utf-8", b"OK")
+        else:
+            self._send(404, "text/plain; charset=utf-8", b"404 page not found\n")
+
+    def _send(self, status: int, content_type: str, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """No access log."""
+
+
+class _MetricsServer(ListeningHTTPServer):
+    def __init__(self, driver: Driver, address: str) -> None:
+        self.driver = driver
+        super().__init__(address, _Handler)
+
+
+def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
+    """Bootstrap, then tick until killed."""
+    wait_until(driver.client.ready, 300, "kube-apiserver /readyz")
+    wait_until(lambda: _listable(driver.client, "Queue"), 300, "KAI's Queue CRD")
+    driver.dcgm = DcgmBridge(
+        (
+            (n, g, driver.bp.pool(_pool_of(driver.bp, n)).model_name)
+            for n, g in driver.devices.node_gpus.items()
+        ),
+        driver.out,
+        seed=driver.seed,
+        clock=driver.sim_seconds,
+        address_for=dcgm_addresses.__getitem__,
+    )
+    driver.bootstrap()
+    server = _MetricsServer(driver, address)
+    shim = serve_dcgm(list(driver.dcgm.nodes.values()))
+    threading.Thread(target=server.serve_forever, name="runai-metrics", daemon=True).start()
+    log.info("driving: scenario %s, time scale %s", driver.scenario.name, driver.time_scale)
+    atomic_write(driver.out / "driver.json", json.dumps({"started": driver.started}) + "\n", mode=0o644)
+    last = 0.0
+    try:
+        while True:
+            began = time.monotonic()
+            try:
+                last = driver.tick(last)
+            except (ApiError, OSError) as error:
+                log.warning("tick: %s", error)
+            except Exception:  # a bug in one look at the cluster must not end the lab's driver
+                log.exception("tick failed")
+            time.sleep(max(0.0, TICK_S - (time.monotonic() - began)))
+    finally:
+        server.shutdown()
+        shim.shutdown()
+
+
+def _listable(client: Client, kind: str) -> bool:
+    try:
+        client.list(kind)
+        return True
+    except (ApiError, OSError):
+        return False
+
+
+def _pool_of(bp: RunaiBlueprint, node: str) -> str:
+    return next(p.name for p in bp.node_pools if node in p.node_names())

@@ -1,0 +1,185 @@
+"""The Run:ai view of the real cluster: Jobs, pods and nodes read from the API server, turned into the
+construct's plain state (:mod:`lab.runai.cluster_state`) so the documented ``runai_*`` families
+(:mod:`lab.runai.series_runai`) are computed from what Kubernetes and KAI actually did.
+
+Run:ai workload phases from the objects (Run:ai docs, workload statuses): no pod yet → Creating; pods
+not bound → Pending; bound, not Running → Initializing; Running → Running; the Job's ``Complete`` or
+``Failed`` condition → Completed / Failed.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Any
+
+from lab.kube.devices import DeviceAssigner
+from lab.kube.manifests import DCGM_CLASS_ANNOTATION, GPU_RESOURCE
+from lab.runai.cluster_state import Node, Phase, Pod, PodPhase, Workload
+from lab.runai.dcgm_bridge import GpuStat
+from lab.spec.runai_blueprint import PRIORITY_CLASSES, RunaiBlueprint
+
+Obj = dict[str, Any]
+NON_PREEMPTIBLE_FROM = 100  # KAI: priority ≥ 100 is non-preemptible (docs/priority)
+
+
+def timestamp(text: str | None) -> float | None:
+    if not text:
+        return None
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _condition(job: Obj, kind: str) -> Obj | None:
+    for condition in job.get("status", {}).get("conditions", []) or []:
+        if condition.get("type") == kind and condition.get("status") == "True":
+            return condition
+    return None
+
+
+def gpus_of(pod: Obj) -> int:
+    return sum(
+        int(c.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0)) for c in pod["spec"]["containers"]
+    )
+
+
+@dataclass
+class ClusterView:
+    """What :func:`lab.runai.series_runai.runai_samples` reads, built from the API server's objects."""
+
+    bp: RunaiBlueprint
+    at: float
+    nodes: dict[str, Node] = field(default_factory=dict)
+    workloads: dict[str, Workload] = field(default_factory=dict)
+    gpu_stats: dict[tuple[str, int], GpuStat] = field(default_factory=dict)
+    last_active: dict[tuple[str, int], float] = field(default_factory=dict)
+
+    def now(self) -> float:
+        return self.at
+
+
+def build(
+    bp: RunaiBlueprint,
+    at: float,
+    jobs: list[Obj],
+    pods: list[Obj],
+    devices: DeviceAssigner,
+    gpu_stats: dict[tuple[str, int], GpuStat],
+    last_active: dict[tuple[str, int], float],
+) -> ClusterView:
+    view = ClusterView(bp, at, gpu_stats=gpu_stats, last_active=last_active)
+    for index, pool in enumerate(bp.node_pools):
+        for n_index, name in enumerate(pool.node_names()):
+            node = Node(
+                name,
+                pool.name,
+                pool.gpus_per_node,
+                pool.cpu_cores_per_node,
+                pool.memory_bytes_per_node,
+                pool.model_name,
+                f"10.0.{index}.{n_index + 10}",
+            )
+            for gpu, pod in devices.holders.get(name, {}).items():
+                node.holders[gpu] = (pod.namespace, pod.name)
+            node.unhealthy = set(devices.unhealthy.get(name, set()))
+            view.nodes[name] = node
+    pods_by_job: dict[str, list[Obj]] = {}
+    for pod in pods:
+        for owner in pod["metadata"].get("ownerReferences", []) or []:
+            if owner.get("kind") == "Job":
+                pods_by_job.setdefault(owner["uid"], []).append(pod)
+    for job in jobs:
+        workload = _workload(bp, job, pods_by_job.get(job["metadata"]["uid"], []), devices, at)
+        view.workloads[workload.uid] = workload
+    return view
+
+
+def _workload(bp: RunaiBlueprint, job: Obj, pods: list[Obj], devices: DeviceAssigner, at: float) -> Workload:
+    meta = job["metadata"]
+    template = job["spec"]["template"]
+    labels = meta.get("labels", {})
+    pod_spec = template["spec"]
+    container = pod_spec["containers"][0]
+    requests = container.get("resources", {}).get("requests", {})
+    priority_class = pod_spec.get("priorityClassName", "")
+    priority = PRIORITY_CLASSES.get(priority_class, 0)
+    project = labels.get("project", "")
+    created = timestamp(meta.get("creationTimestamp")) or at
+    workload = Workload(
+        uid=meta["uid"],
+        name=meta["name"],
+        project=project,
+        department=bp.project(project).department if project else "",
+        user=labels.get("user", ""),
+        workload_class="",
+        workload_type=_workload_type(bp, template),
+        dcgm_class=template["metadata"].get("annotations", {}).get(DCGM_CLASS_ANNOTATION, "training"),
+        priority_class=priority_class,
+        priority=priority,
+        preemptible=priority < NON_PREEMPTIBLE_FROM,
+        nodepool=labels.get("kai.scheduler/node-pool", ""),
+        pods_count=int(job["spec"].get("parallelism", 1)),
+        gpus_per_pod=int(container.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0)),
+        cpu_millis_per_pod=round(quantity(requests.get("cpu", "0")) * 1000),
+        memory_bytes_per_pod=round(quantity(requests.get("memory", "0"))),
+        submitted_at=created,
+        run_seconds_needed=0.0,
+        will_fail=False,
+    )
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    started = [timestamp(p.get("status", {}).get("startTime")) for p in pods]
+    first_start = min((s for s in started if s), default=None)
+    for rank, pod in enumerate(sorted(live, key=lambda p: p["metadata"]["name"])):
+        phase = PodPhase(pod.get("status", {}).get("phase", "Pending"))
+        held = devices.gpus_of(pod["metadata"]["uid"])
+        workload.pods.append(
+            Pod(
+                pod["metadata"]["name"],
+                pod["metadata"]["uid"],
+                rank,
+                timestamp(pod["metadata"].get("creationTimestamp")) or at,
+                phase,
+                pod["spec"].get("nodeName"),
+                tuple(g for _, g in held),
+                pod.get("status", {}).get("podIP", ""),
+            )
+        )
+    finished = _condition(job, "Complete") or _condition(job, "Failed")
+    end = timestamp(finished.get("lastTransitionTime")) if finished else None
+    if _condition(job, "Complete"):
+        workload.phase = Phase.COMPLETED
+    elif _condition(job, "Failed"):
+        workload.phase = Phase.FAILED
+    elif any(p.phase is PodPhase.RUNNING for p in workload.pods):
+        workload.phase = Phase.RUNNING
+    elif any(p.node for p in workload.pods):
+        workload.phase = Phase.INITIALIZING
+    elif workload.pods:
+        workload.phase = Phase.PENDING
+    else:
+        workload.phase = Phase.CREATING
+    workload.finished_at = end
+    stop = end or at
+    workload.pending_seconds = max(0.0, (first_start or stop) - created)
+    workload.running_seconds = max(0.0, stop - first_start) if first_start else 0.0
+    return workload
+
+
+def _workload_type(bp: RunaiBlueprint, template: Obj) -> str:
+    dcgm = template["metadata"].get("annotations", {}).get(DCGM_CLASS_ANNOTATION, "training")
+    return {"training": "training", "interactive": "interactive", "inference": "inference"}.get(
+        dcgm, "training"
+    )
+
+
+_SUFFIXES = {
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+    "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+}
+
+
+def quantity(text: str) -> float:
+    """A Kubernetes resource quantity (``250G``, ``14``, ``500m``, ``2Ti``, ``1e3``) as a number."""
+    for suffix in sorted(_SUFFIXES, key=len, reverse=True):
+        if text.endswith(suffix) and text[: -len(suffix)]:
+            return float(text[: -len(suffix)]) * _SUFFIXES[suffix]
+    return float(text)

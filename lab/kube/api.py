@@ -133,6 +133,15 @@ class Client:
         meta = obj["metadata"]
         return self.request("POST", self.path(obj["kind"], meta.get("namespace")), json.dumps(obj).encode())
 
+    def strategic_patch(
+        self, kind: str, namespace: str | None, name: str, patch: Obj, status: bool = False
+    ) -> Obj:
+        """Lists merge by their keys (conditions by type, containerStatuses by name), as kubectl patches."""
+        path = self.path(kind, namespace, name) + ("/status" if status else "")
+        return self.request(
+            "PATCH", path, json.dumps(patch).encode(), "application/strategic-merge-patch+json"
+        )
+
     def merge_patch(
         self, kind: str, namespace: str | None, name: str, patch: Obj, status: bool = False
     ) -> Obj:

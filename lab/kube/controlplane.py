@@ -205,7 +205,7 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
             (
                 str(BIN / "kai-podgroupcontroller"),
                 "--enable-podgroup-webhook=false",
-                   "--health-probe-bind-address=:8287",
+                "--health-probe-bind-address=:8287",
             ),
             "http://127.0.0.1:8287/readyz",
             kubeconfig("kai-podgroupcontroller"),
@@ -282,6 +282,7 @@ def run(pools: list[str], verbosity: int, log_dir: Path) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     _write_kwok_config()
     running: list[tuple[Process, subprocess.Popen[bytes]]] = []
+
     def stop(*_: object) -> None:
         raise SystemExit(0)  # wherever it waits: the finally below stops every child
 
@@ -290,7 +291,7 @@ def run(pools: list[str], verbosity: int, log_dir: Path) -> int:
     admin = Client(PKI / "admin.kubeconfig", server=f"https://127.0.0.1:{PORTS['kube-apiserver']}")
     try:
         for proc in processes(pools, verbosity):
-            log = (log_dir / f"{proc.name}.log").open("ab")
+            log = (log_dir / f"{proc.name}.log").open("wb")  # a new cluster's log
             child = subprocess.Popen(
                 proc.argv, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **proc.env}
             )

@@ -201,24 +201,7 @@ class Driver:
             assert self.dcgm is not None
             self.dcgm.inject_xid(node, gpu, spec.xid)  # what the shim's XID field then reports
             self.devices.mark_unhealthy(node, gpu)  # the device plugin's health check
-            fail = manifests.FAIL
-            self.client.merge_patch(
-                "Pod",
-                meta["namespace"],
-                meta["name"],
-                {
-                    "metadata": {
-                        "labels": {fail: "true"},
-                        "annotations": {
-                            f"{fail}/delay": "0ms",
-                            f"{fail}/jitter-delay": "0ms",
-                            f"{fail}/exit-code": manifests.XID_EXIT_CODE,
-                            f"{fail}/reason": "Error",
-                            f"{fail}/message": f"CUDA error: XID {spec.xid} on GPU {gpu}",
-                        },
-                    }
-                },
-            )
+            self._fail_container(pod, f"XID {spec.xid} on GPU {gpu}: the CUDA context is lost")
             owner = next(o for o in meta["ownerReferences"] if o["kind"] == "Job")
             s.fault = Fault(
                 s.victim,
@@ -233,6 +216,49 @@ class Driver:
             )
             atomic_write(self.out / "fault.json", json.dumps(s.fault.__dict__, indent=1) + "\n", mode=0o644)
             return
+
+    def _fail_container(self, pod: Obj, message: str) -> None:
+        """The pod's container exits as a CUDA process does when an XID kills its context, written
+        as the kubelet reports it. kwok does not re-stage a pod whose next stage is already due (its
+        completion), so the driver writes this one status as the node's kubelet would."""
+        meta, now = pod["metadata"], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        started = pod.get("status", {}).get("startTime", now)
+        statuses = [
+            {
+                "name": c["name"],
+                "image": c["image"],
+                "ready": False,
+                "restartCount": 0,
+                "started": False,
+                "state": {
+                    "terminated": {
+                        "exitCode": int(manifests.XID_EXIT_CODE),
+                        "reason": "Error",
+                        "message": message,
+                        "startedAt": started,
+                        "finishedAt": now,
+                    }
+                },
+            }
+            for c in pod["spec"]["containers"]
+        ]
+        conditions = [
+            {"type": t, "status": "False", "lastTransitionTime": now, "reason": "PodFailed"}
+            for t in ("Ready", "ContainersReady")
+        ]
+        self.client.strategic_patch(
+            "Pod",
+            meta["namespace"],
+            meta["name"],
+            {
+                "status": {
+                    "phase": "Failed",
+                    "containerStatuses": statuses,
+                    "conditions": conditions,
+                }
+            },
+            status=True,
+        )
 
     # --- 3. devices -----------------------------------------------------------------------------
     def assign_devices(self, pods: list[Obj]) -> None:
@@ -334,6 +360,7 @@ def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
     """Bootstrap, then tick until killed."""
     wait_until(driver.client.ready, 300, "kube-apiserver /readyz")
     wait_until(lambda: _listable(driver.client, "Queue"), 300, "KAI's Queue CRD")
+    _clear_outputs(driver.out)
     driver.dcgm = DcgmBridge(
         (
             (n, g, driver.bp.pool(_pool_of(driver.bp, n)).model_name)
@@ -364,6 +391,16 @@ def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
     finally:
         server.shutdown()
         shim.shutdown()
+
+
+def _clear_outputs(out: Path) -> None:
+    """A driver start is a new cluster's: the last run's events, fault and GPU hand-over go."""
+    for name in ("events.jsonl", "fault.json", "pod-resources.json", "driver.json"):
+        (out / name).unlink(missing_ok=True)
+    faults = out / "faults"
+    if faults.is_dir():
+        for path in sorted(faults.rglob("*"), reverse=True):
+            path.rmdir() if path.is_dir() else path.unlink()
 
 
 def _listable(client: Client, kind: str) -> bool:

@@ -42,7 +42,9 @@ def namespace_of(project: str) -> str:
 
 
 def _resources(quota: PoolQuota) -> Obj:
-    unlimited = {"quota": 0, "limit": UNLIMITED, "overQuotaWeight": 1}  # KAI chart's default queue
+    # GPUs are the quota; CPU and memory unlimited (-1). A 0 CPU quota would make every
+    # non-preemptible workload "over quota" on CPU (KAI's NonPreemptibleOverQuota, seen in a capture).
+    unlimited = {"quota": UNLIMITED, "limit": UNLIMITED, "overQuotaWeight": 1}
     return {
         "gpu": {"quota": quota.gpu, "limit": quota.limit, "overQuotaWeight": quota.over_quota_weight},
         "cpu": dict(unlimited),

@@ -39,7 +39,8 @@ LAB_ROLES: dict[str, list[Obj]] = {
             "resources": ["namespaces", "nodes", "pods"],
             "verbs": [*READ, "create", "patch", "delete"],
         },
-        {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]},
+        # nodes/status: the nodes' shape; pods/status: a container an XID killed, as its kubelet writes it.
+        {"apiGroups": [""], "resources": ["nodes/status", "pods/status"], "verbs": ["patch"]},
         {"apiGroups": [""], "resources": ["events", "serviceaccounts"], "verbs": READ},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": [*READ, "create", "patch", "delete"]},
         {

@@ -1,16 +1,23 @@
-"""The Run:ai construct in the lab: its emulator container, real Prometheus scraping every target,
-the documented PromQL walk on the gpu-fault scenario, and each scenario's signature."""
+"""The Run:ai lab on a real Kubernetes: the control plane, KAI Scheduler, kwok and kube-state-metrics
+in the lab's container, real Prometheus scraping them, and each failure mode decided by the real
+scheduler (events from the Events API, series from the real binaries). The documented PromQL walk runs
+on the gpu-fault scenario."""
 
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from lab import contract, promql
+from lab import contract, promql, versions
 from lab.kinds import runai_lab
+from lab.kube import controlplane
+from lab.kube.api import ApiError, Client
+from lab.kube.view import gpus_of
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.runai.joins import walk
 from lab.spec.runai_blueprint import RunaiBlueprint, load
@@ -21,10 +28,10 @@ pytestmark = pytest.mark.lab
 
 BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
 PROMETHEUS = f"http://127.0.0.1:{contract.RUNAI_HOST_PORTS['prometheus']}"
-# Simulated seconds per wall second. gpu-fault: its XID (at 15 min) comes after 90 s, so Prometheus
-# (15 s interval) scrapes the victim's GPU with its pod label several times, as it would in real time;
-# the walk joins on those samples. The other scenarios only need many steps quickly.
-TIME_SCALE = {"gpu-fault": "10", "quota-exhaustion": "60", "preemption-storm": "60"}
+# Blueprint seconds per wall second. gpu-fault: the XID (at 15 min) comes after 45 s, so Prometheus
+# (15 s interval) scrapes the victim's GPU with its pod label a few times before, as in real time.
+# The other scenarios only need their scripted submissions soon.
+TIME_SCALE = {"gpu-fault": "20", "quota-exhaustion": "60", "preemption-storm": "60"}
 
 
 def _up(scenario: str) -> None:
@@ -40,32 +47,47 @@ def _up(scenario: str) -> None:
     )
 
 
+def _out(model: RunaiBlueprint) -> Path:
+    return lab_state_dir(model.name) / "runai"
+
+
+def _client(model: RunaiBlueprint, identity: str = "admin") -> Client:
+    path = lab_state_dir(model.name) / (
+        "kubeconfig" if identity == "admin" else f"keys/kube/{identity}.kubeconfig"
+    )
+    return Client(path, server=f"https://127.0.0.1:{contract.RUNAI_HOST_PORTS['kube-apiserver']}")
+
+
+# The driver appends the Events API's events as it reads them; only whole lines count.
+def _events(model: RunaiBlueprint) -> list[dict[str, Any]]:
+    path = _out(model) / "events.jsonl"
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines() if line.strip()]
+
+
 @pytest.fixture(scope="module")
 def runai() -> Iterator[RunaiBlueprint]:
     model = load(BLUEPRINT)
-    # From nothing: a lab left by an aborted run would keep its emulator, clock and stale faults.
+    # From nothing: a lab left by an aborted run would keep its cluster and stale faults.
     run_lab("down", "--lab", model.name, "--purge")
     _up("gpu-fault")
     yield model
     run_lab("down", "--lab", model.name, "--purge")
 
 
-# The emulator appends events as it steps; a reader can meet a line still being written, as a log
-# shipper tailing the file would, so only whole lines count.
-def _events_since(out: Path, offset: int) -> list[dict[str, object]]:
-    with (out / "events.jsonl").open("rb") as handle:
-        handle.seek(offset)
-        return [json.loads(line) for line in handle if line.endswith(b"\n") and line.strip()]
-
-
-def _end_of_whole_lines(out: Path) -> int:
-    data = (out / "events.jsonl").read_bytes()
-    return data.rfind(b"\n") + 1
-
-
-def test_prometheus_scrapes_every_runai_target(runai: RunaiBlueprint) -> None:
-    expected = {("runai", "runai:9590"), ("prometheus", "localhost:9090")}
-    expected |= {(f"kai-{pool.name}", "runai:9590") for pool in runai.node_pools}
+def test_prometheus_scrapes_every_target(runai: RunaiBlueprint) -> None:
+    ports = controlplane.PORTS
+    expected = {
+        ("runai", f"runai:{contract.RUNAI_API_PORT}"),
+        ("kube-state-metrics", f"runai:{ports['kube-state-metrics']}"),
+        ("prometheus", "localhost:9090"),
+    }
+    expected |= {
+        (f"kai-{p.name}", f"runai:{controlplane.scheduler_port(i)}") for i, p in enumerate(runai.node_pools)
+    }
+    expected |= {(c, f"runai:{ports[c]}") for c in ("kai-binder", "kai-podgrouper", "kai-queuecontroller")}
     expected |= {("dcgm", f"{node}:9400") for node in runai_lab.node_names(runai)}
 
     def healthy() -> set[tuple[str, str]]:
@@ -75,74 +97,170 @@ def test_prometheus_scrapes_every_runai_target(runai: RunaiBlueprint) -> None:
             if t["health"] == "up"
         }
 
-    wait_for(lambda: healthy() >= expected, 60, "every Run:ai target up")
+    wait_for(lambda: healthy() >= expected, 60, "every target up")
+
+
+def test_the_control_plane_is_real_with_rbac_and_private_credentials(runai: RunaiBlueprint) -> None:
+    admin = _client(runai)
+    assert admin.get("/version")["gitVersion"] == versions.KUBERNETES_VERSION
+    kubeconfig = lab_state_dir(runai.name) / "kubeconfig"
+    assert stat.S_IMODE(kubeconfig.stat().st_mode) == 0o400
+    # RBAC is on: kube-state-metrics may list pods but not create them.
+    ksm = _client(runai, "kube-state-metrics")
+    assert ksm.list("Pod") is not None
+    with pytest.raises(ApiError) as refused:
+        ksm.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "not-allowed"}})
+    assert refused.value.status == 403
+    # The blueprint's tenancy: a KAI queue per project and pool it holds quota in, kwok nodes Ready.
+    queues = {q["metadata"]["name"]: q for q in admin.list("Queue")}
+    assert queues["team-c-inference"]["spec"]["resources"]["gpu"]["quota"] == 16
+    assert queues["team-a-default"]["spec"]["parentQueue"] == "research-default"
+    nodes = admin.list("Node")
+    assert sorted(n["metadata"]["name"] for n in nodes) == sorted(runai_lab.node_names(runai))
+    assert all(n["status"]["allocatable"]["nvidia.com/gpu"] == "8" for n in nodes)
+
+
+def test_bound_pods_hold_exactly_their_gpus_in_the_dcgm_hand_over(runai: RunaiBlueprint) -> None:
+    admin = _client(runai)
+
+    def running() -> list[dict[str, Any]]:
+        return [
+            p
+            for p in admin.list("Pod", labelSelector="kai.scheduler/queue")
+            if p.get("status", {}).get("phase") == "Running"
+        ]
+
+    wait_for(running, 120, "a Running pod")
+
+    def consistent() -> bool:
+        before = {p["metadata"]["uid"]: p for p in running()}
+        document = json.loads((_out(runai) / "pod-resources.json").read_text())["nodes"]
+        after = {p["metadata"]["uid"]: p for p in running()}
+        stable = [p for uid, p in before.items() if uid in after]
+        held: dict[tuple[str, str], list[str]] = {}
+        for node, gpus in document.items():
+            for gpu, entry in gpus.items():
+                held.setdefault((entry["namespace"], entry["pod"]), []).append(f"{node}/{gpu}")
+        return bool(stable) and all(
+            len(held.get((p["metadata"]["namespace"], p["metadata"]["name"]), [])) == gpus_of(p)
+            and all(
+                g.startswith(p["spec"]["nodeName"] + "/")
+                for g in held[(p["metadata"]["namespace"], p["metadata"]["name"])]
+            )
+            for p in stable
+        )
+
+    wait_for(consistent, 30, "pod-resources.json matching the API server's Running pods")
 
 
 def test_documented_walk_finds_exactly_the_faulted_gpu_and_node(runai: RunaiBlueprint) -> None:
-    faults = lab_state_dir(runai.name) / "runai" / "faults"
-    # Dot files are the fault writer's temporaries, renamed into place.
-    injected = wait_for(
-        lambda: sorted(p for p in faults.rglob("[!.]*") if p.is_file()), 180, "the injected XID"
-    )
-    assert len(injected) == 1
-    node, gpu = injected[0].parent.name, injected[0].name
+    fault = wait_for(lambda: _fault(runai), 180, "the XID on the victim's GPU")
+    node, gpu = fault["node"], str(fault["gpu"])
 
-    def answers() -> dict[tuple[str, str], list[promql.Series]]:
-        """The walk for every failed workload (the baseline mix fails some without an XID)."""
+    def faulted_answer() -> dict[tuple[str, str], list[promql.Series]]:
         failed = promql.query(PROMETHEUS, walk("", "", []).steps[0][1])
         found = {}
         for workload in failed:
             key = (workload.labels["created_by_name"], workload.labels["namespace"])
-            found[key] = promql.query(PROMETHEUS, walk(*key, []).combined)
+            rows = promql.query(PROMETHEUS, walk(*key, []).combined)
+            if rows:
+                found[key] = rows
         return found
 
-    def faulted_answer() -> dict[tuple[str, str], list[promql.Series]]:
-        return {key: rows for key, rows in answers().items() if rows}
-
-    walks = wait_for(faulted_answer, 90, "a failed workload whose walk reaches an XID")
+    walks = wait_for(faulted_answer, 120, "a failed workload whose walk reaches an XID")
     assert len(walks) == 1, f"only the faulted workload's walk may return rows: {walks}"
     (workload, namespace), rows = next(iter(walks.items()))
+    assert (workload, namespace) == (fault["workload"], fault["namespace"])
     assert [(r.labels["Hostname"], r.labels["gpu"]) for r in rows] == [(node, gpu)]
     row = rows[0].labels
-    assert row["err_code"] == "79" and row["namespace"] == namespace and row["pod"].startswith(workload)
+    assert row["err_code"] == "79" and row["pod"] == fault["pod"]
     assert row["UUID"].startswith("GPU-") and row["nodepool"] in {pool.name for pool in runai.node_pools}
 
 
-def test_gpu_fault_events_carry_the_core_v1_shape(runai: RunaiBlueprint) -> None:
-    out = lab_state_dir(runai.name) / "runai"
+def test_gpu_fault_fails_the_job_by_its_pod_failure_policy(runai: RunaiBlueprint) -> None:
+    fault = wait_for(lambda: _fault(runai), 180, "the XID on the victim's GPU")
+    admin = _client(runai)
+
+    def failed() -> dict[str, Any] | None:
+        job = admin.get(Client.path("Job", fault["namespace"], fault["workload"]))
+        return next(
+            (
+                c
+                for c in job.get("status", {}).get("conditions", []) or []
+                if c["type"] == "Failed" and c["status"] == "True"
+            ),
+            None,
+        )
+
+    condition = wait_for(failed, 60, "the victim Job Failed")
+    assert condition["reason"] == "PodFailurePolicy"
     events = wait_for(
-        lambda: [e for e in _events_since(out, 0) if e["reason"] == "BackOff"], 60, "the failed pod's BackOff"
+        lambda: [
+            e
+            for e in _events(runai)
+            if e["reason"] == "PodFailurePolicy" and e["involvedObject"]["name"] == fault["workload"]
+        ],
+        60,
+        "the Job's PodFailurePolicy event",
     )
-    event = events[0]
-    assert {"involvedObject", "reason", "message", "type", "source", "count", "firstTimestamp"} <= set(event)
-    assert event["type"] == "Warning"
+    assert events[0]["type"] == "Warning" and events[0]["source"]["component"] == "job-controller"
+    assert "exit code 134" in events[0]["message"]
 
 
-def test_quota_exhaustion_shows_a_backlog_and_quota_reasons(runai: RunaiBlueprint) -> None:
-    out = lab_state_dir(runai.name) / "runai"
-    offset = _end_of_whole_lines(out)
+def _fault(model: RunaiBlueprint) -> dict[str, Any] | None:
+    path = _out(model) / "fault.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def test_quota_exhaustion_shows_a_backlog_and_kai_quota_reasons(runai: RunaiBlueprint) -> None:
     _up("quota-exhaustion")
     pending = 'count(kube_pod_status_phase{phase="Pending", namespace="runai-team-c"} == 1)'
     wait_for(
         lambda: [s for s in promql.query(PROMETHEUS, pending) if s.value >= 10], 120, "a pending backlog"
     )
     unschedulable = wait_for(
-        lambda: [e for e in _events_since(out, offset) if e["reason"] == "Unschedulable"],
+        lambda: [
+            e
+            for e in _events(runai)
+            if e["reason"] == "Unschedulable" and e["involvedObject"]["kind"] == "Pod"
+        ],
         60,
         "Unschedulable events",
     )
-    assert any("NonPreemptibleOverQuota" in str(e["message"]) for e in unschedulable)
+    assert all(e["source"]["component"] == runai.scheduler_name for e in unschedulable)
+    assert any(str(e["message"]).startswith("NonPreemptibleOverQuota: ") for e in unschedulable)
+    # KAI never runs a non-preemptible workload over its queue's quota: team-c holds at most its 8 GPUs.
+    allocated = 'sum(kube_pod_container_resource_limits{resource="nvidia_com_gpu", namespace="runai-team-c"} * on (namespace, pod) group_left () (kube_pod_status_phase{phase="Running"} == 1))'
+    values = [s.value for s in promql.query(PROMETHEUS, allocated)]
+    assert values and values[0] <= runai.quota("team-c", "default").gpu
 
 
-def test_preemption_storm_evicts_over_quota_workloads(runai: RunaiBlueprint) -> None:
-    out = lab_state_dir(runai.name) / "runai"
-    offset = _end_of_whole_lines(out)
+def test_preemption_storm_reclaims_from_the_over_quota_project(runai: RunaiBlueprint) -> None:
     _up("preemption-storm")
-    evicted = 'sum(kai_pod_group_evicted_pods_total{action="reclaim"})'
+    evicted = 'sum(kai_pod_group_evicted_pods_total{action="reclaim", namespace="runai-team-a"})'
     wait_for(
         lambda: [s for s in promql.query(PROMETHEUS, evicted) if s.value >= 10], 120, "reclaim evictions"
     )
-    evicts = wait_for(
-        lambda: [e for e in _events_since(out, offset) if e["reason"] == "Evict"], 60, "Evict events"
+    evicts = wait_for(lambda: [e for e in _events(runai) if e["reason"] == "Evict"], 60, "Evict events")
+    assert all(e["involvedObject"]["kind"] == "PodGroup" for e in evicts)
+    reclaimed = [e for e in evicts if " was preempted by workload runai-team-b/" in str(e["message"])]
+    assert reclaimed and all(str(e["message"]).startswith("Pod runai-team-a/") for e in reclaimed)
+    # The Job controller replaces a reclaimed pod (KAI marks it DisruptionTarget, which the Job's pod
+    # failure policy ignores): a reclaimed borrower's Job gets a second pod and does not fail.
+    victim = str(reclaimed[0]["message"]).split()[1].split("/")[1].rsplit("-", 1)[0]
+
+    def recreated() -> list[dict[str, Any]]:
+        return [
+            e
+            for e in _events(runai)
+            if e["reason"] == "SuccessfulCreate" and e["involvedObject"]["name"] == victim
+        ]
+
+    assert (
+        len(wait_for(lambda: len(recreated()) >= 2 and recreated(), 60, f"a new pod for Job {victim}")) >= 2
     )
-    assert all("was preempted by workload" in str(e["message"]) for e in evicts)
+    job = _client(runai).get(Client.path("Job", "runai-team-a", victim))
+    assert not any(
+        c["type"] == "Failed" and c["status"] == "True"
+        for c in job.get("status", {}).get("conditions", []) or []
+    )

@@ -28,6 +28,7 @@ from pathlib import Path
 from lab import contract
 from lab.kube import rbac
 from lab.kube.api import Client, documents, wait_until
+from lab.kube.stages import POD_TERMINATE
 
 PKI = Path(contract.KUBE_PKI_MOUNT)  # the lab's credentials, read-only (lab.kube.pki)
 BIN = Path(contract.KUBE_BUILD_MOUNT) / "bin"  # the cached build, read-only (lab.kube.binaries)
@@ -269,9 +270,8 @@ def _write_kwok_config() -> None:
     out = Path("/run/kwok")
     out.mkdir(parents=True, exist_ok=True)
     stages = sorted((BIN.parent / "stages").glob("*.yaml"))
-    (out / "stages.yaml").write_text(
-        "\n---\n".join(s.read_text(encoding="utf-8").strip() for s in stages) + "\n"
-    )
+    texts = [s.read_text(encoding="utf-8").strip() for s in stages] + [POD_TERMINATE.strip()]
+    (out / "stages.yaml").write_text("\n---\n".join(texts) + "\n")
 
 
 def run(pools: list[str], verbosity: int, log_dir: Path) -> int:

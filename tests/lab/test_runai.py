@@ -230,7 +230,10 @@ def test_quota_exhaustion_shows_a_backlog_and_kai_quota_reasons(runai: RunaiBlue
     assert all(e["source"]["component"] == runai.scheduler_name for e in unschedulable)
     assert any(str(e["message"]).startswith("NonPreemptibleOverQuota: ") for e in unschedulable)
     # KAI never runs a non-preemptible workload over its queue's quota: team-c holds at most its 8 GPUs.
-    allocated = 'sum(kube_pod_container_resource_limits{resource="nvidia_com_gpu", namespace="runai-team-c"} * on (namespace, pod) group_left () (kube_pod_status_phase{phase="Running"} == 1))'
+    allocated = (
+        'sum(kube_pod_container_resource_limits{resource="nvidia_com_gpu", namespace="runai-team-c"}'
+        ' * on (namespace, pod) group_left () (kube_pod_status_phase{phase="Running"} == 1))'
+    )
     values = [s.value for s in promql.query(PROMETHEUS, allocated)]
     assert values and values[0] <= runai.quota("team-c", "default").gpu
 

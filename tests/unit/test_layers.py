@@ -26,6 +26,7 @@ LAYERS = {
     "lab.capture": 4,
     "lab.churn": 4,
     "lab.drill": 4,
+    "lab.kube": 4,  # the Kubernetes path: composes lab.runai and lab.dcgm over a real cluster
     "lab.kinds": 5,
 }
 COMMAND_LINE = 6
@@ -129,11 +130,14 @@ def test_the_node_image_runs_stdlib_only_code_it_carries() -> None:
     assert outside <= set(sys.stdlib_module_names) | {"__future__"}, outside - set(sys.stdlib_module_names)
 
 
-def test_the_runai_image_carries_what_its_server_imports() -> None:
+@pytest.mark.parametrize("start", ["lab.kube.controlplane", "lab.kube.driver", "lab.kube.__main__"])
+def test_the_runai_image_carries_what_its_processes_import(start: str) -> None:
     files = {f"lab/{m}" for m in ("__init__.py", *IMAGE_MODULES)}
-    for package in ("dcgm", "runai", "spec"):
+    for package in ("dcgm", "kube", "runai", "spec"):
         files |= {f"lab/{package}/{p.name}" for p in (PACKAGE / package).glob("*.py")}
-    _closure("lab.runai.__main__", files)
+    _, outside = _closure(start, files)
+    # Debian's python3 with python3-yaml, -pydantic and -typer only: no cryptography in the container.
+    assert outside <= set(sys.stdlib_module_names) | {"__future__", "yaml", "pydantic", "typer"}, outside
 
 
 def test_no_two_modules_share_a_name() -> None:

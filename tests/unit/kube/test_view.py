@@ -1,0 +1,92 @@
+"""The Run:ai view of API objects: quantities as the API server writes them, phases from Jobs and pods."""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.kube import view
+from lab.kube.devices import DeviceAssigner
+from lab.paths import BLUEPRINTS_DIR
+from lab.runai.cluster_state import Phase
+from lab.spec.runai_blueprint import load
+
+BP = load(BLUEPRINTS_DIR / "runai.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("250G", 250e9), ("14", 14.0), ("500m", 0.5), ("2Ti", 2**41), ("1e3", 1000.0)]
+)
+def test_quantities(text: str, value: float) -> None:
+    assert view.quantity(text) == value
+
+
+def _job(conditions: list[dict[str, str]] | None = None) -> dict:  # type: ignore[type-arg]
+    return {
+        "metadata": {
+            "uid": "j1",
+            "name": "train-00001",
+            "creationTimestamp": "2026-12-02T10:00:00Z",
+            "labels": {"project": "team-a", "user": "user-a1", "kai.scheduler/node-pool": "default"},
+        },
+        "spec": {
+            "parallelism": 1,
+            "template": {
+                "metadata": {"annotations": {}},
+                "spec": {
+                    "priorityClassName": "train",
+                    "containers": [
+                        {
+                            "name": "main",
+                            "resources": {
+                                "requests": {"cpu": "14", "memory": "250G"},
+                                "limits": {"nvidia.com/gpu": "1"},
+                            },
+                        }
+                    ],
+                },
+            },
+        },
+        "status": {"conditions": conditions or []},
+    }
+
+
+def _pod(phase: str, node: str | None) -> dict:  # type: ignore[type-arg]
+    return {
+        "metadata": {
+            "uid": "p1",
+            "name": "train-00001-abcde",
+            "namespace": "runai-team-a",
+            "creationTimestamp": "2026-12-02T10:00:00Z",
+            "ownerReferences": [{"kind": "Job", "uid": "j1"}],
+        },
+        "spec": {"nodeName": node, "containers": [{"name": "main"}]},
+        "status": {"phase": phase, "startTime": "2026-12-02T10:00:30Z"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("pods", "conditions", "phase"),
+    [
+        ([], None, Phase.CREATING),
+        ([_pod("Pending", None)], None, Phase.PENDING),
+        ([_pod("Pending", "dgx-001")], None, Phase.INITIALIZING),
+        ([_pod("Running", "dgx-001")], None, Phase.RUNNING),
+        (
+            [_pod("Succeeded", "dgx-001")],
+            [{"type": "Complete", "status": "True", "lastTransitionTime": "2026-12-02T10:10:30Z"}],
+            Phase.COMPLETED,
+        ),
+        (
+            [_pod("Failed", "dgx-001")],
+            [{"type": "Failed", "status": "True", "lastTransitionTime": "2026-12-02T10:05:30Z"}],
+            Phase.FAILED,
+        ),
+    ],
+)
+def test_runai_phase_from_the_job_and_its_pods(pods: list, conditions: list | None, phase: Phase) -> None:  # type: ignore[type-arg]
+    cluster = view.build(BP, 1796205600.0, [_job(conditions)], pods, DeviceAssigner({}), {}, {})
+    workload = cluster.workloads["j1"]
+    assert workload.phase is phase
+    assert workload.memory_bytes_per_pod == 250_000_000_000 and workload.cpu_millis_per_pod == 14000
+    if phase is Phase.COMPLETED:
+        assert workload.pending_seconds == 30.0 and workload.running_seconds == 600.0

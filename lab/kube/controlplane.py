@@ -226,12 +226,13 @@ def _answers(url: str) -> bool:
 def _wait_for(proc: Process, child: subprocess.Popen[bytes], admin: Client, log_dir: Path) -> None:
     """Until ``proc`` answers (the API server: then the bootstrap); an exit on the way is an error."""
 
-    def alive() -> None:
+    def alive() -> bool:
         if child.poll() is not None:
             raise RuntimeError(f"{proc.name} exited with {child.returncode} (see {log_dir}/{proc.name}.log)")
+        return True
 
     def check(answers: Callable[[], bool]) -> Callable[[], bool]:
-        return lambda: (alive(), answers())[1]
+        return lambda: alive() and answers()
 
     if proc.name == "kube-apiserver":
         wait_until(check(admin.ready), READY_TIMEOUT_S, "kube-apiserver /readyz")

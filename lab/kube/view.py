@@ -32,7 +32,7 @@ def timestamp(text: str | None) -> float | None:
 def _condition(job: Obj, kind: str) -> Obj | None:
     for condition in job.get("status", {}).get("conditions", []) or []:
         if condition.get("type") == kind and condition.get("status") == "True":
-            return condition
+            return dict(condition)
     return None
 
 
@@ -78,8 +78,8 @@ def build(
                 pool.model_name,
                 f"10.0.{index}.{n_index + 10}",
             )
-            for gpu, pod in devices.holders.get(name, {}).items():
-                node.holders[gpu] = (pod.namespace, pod.name)
+            for gpu, holder in devices.holders.get(name, {}).items():
+                node.holders[gpu] = (holder.namespace, holder.name)
             node.unhealthy = set(devices.unhealthy.get(name, set()))
             view.nodes[name] = node
     pods_by_job: dict[str, list[Obj]] = {}

@@ -110,14 +110,24 @@ def up(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     scenario: Annotated[
         str,
-        typer.Option(help="Run:ai blueprints only: baseline, quota-exhaustion, preemption-storm, gpu-fault."),
+        typer.Option(
+            help="Run:ai blueprints only: baseline, quota-exhaustion, preemption-storm, gpu-fault. "
+            "Another scenario is a new cluster (etcd emptied); the real KAI Scheduler plays it."
+        ),
     ] = "baseline",
     time_scale: Annotated[
-        float, typer.Option(help="Run:ai blueprints only: simulated seconds per wall second.")
+        float,
+        typer.Option(
+            help="Run:ai blueprints only: blueprint seconds per wall second (arrivals, run times, "
+            "scenario times); the scheduler itself runs in real time."
+        ),
     ] = 1.0,
-    seed: Annotated[int, typer.Option(help="Run:ai blueprints only: seed of the simulation.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Run:ai blueprints only: seed of arrivals, sizes and run times.")
+    ] = 0,
 ) -> None:
-    """Build images if needed, start the containers, provision Slurm and wait until every node is idle.
+    """Build images if needed, start the containers, provision Slurm and wait until every node is idle;
+    for a Run:ai blueprint, a real Kubernetes with the KAI Scheduler (binaries built once and cached).
 
     Idempotent: run it again after editing the blueprint and only what changed is redone. As root on
     Debian it installs and starts a missing container engine (docker.io) and debootstrap.

@@ -18,9 +18,9 @@ class UpOptions:
     exporter: bool = True  # Slurm: the pinned Slurm exporter on the controller
     exporter_source: Path | None = None  # Slurm: its tag archive, when the module proxy refuses the module
     hosts: str = "container"  # container (lab-daemon) | systemd (machine-like hosts over SSH; Slurm only)
-    scenario: str = "baseline"  # Run:ai: the scenario the emulator plays
-    time_scale: float = 1.0  # Run:ai: simulated seconds per wall second
-    seed: int = 0  # Run:ai: seed of the simulation
+    scenario: str = "baseline"  # Run:ai: the failure mode the driver scripts on the real cluster
+    time_scale: float = 1.0  # Run:ai: blueprint seconds per wall second
+    seed: int = 0  # Run:ai: seed of arrivals, sizes and run times
 
 
 class LabKind(Protocol):

@@ -285,14 +285,14 @@ class Driver:
 
     # --- 4. signals -----------------------------------------------------------------------------
     def copy_events(self) -> None:
-        lines = []
+        lines, seen = [], {}
         for event in self.client.list("Event"):
             uid = event["metadata"]["uid"]
-            version = event["metadata"].get("resourceVersion", "")
-            if self.events_seen.get(uid) == version:
-                continue
-            self.events_seen[uid] = version
-            lines.append(json.dumps(event, sort_keys=True))
+            seen[uid] = event["metadata"].get("resourceVersion", "")
+            if self.events_seen.get(uid) != seen[uid]:
+                lines.append(json.dumps(event, sort_keys=True))
+        # Only what the API server still holds (events expire after an hour): the map stays bounded.
+        self.events_seen = seen
         if lines:
             with (self.out / "events.jsonl").open("a", encoding="utf-8") as stream:
                 stream.write("\n".join(lines) + "\n")

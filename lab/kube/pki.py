@@ -10,6 +10,7 @@ the other components get their own user names, which RBAC binds to their roles (
 
 from __future__ import annotations
 
+import base64
 import datetime
 import ipaddress
 import os
@@ -118,8 +119,6 @@ def _make_all(directory: Path, server_names: tuple[str, ...], server: str) -> No
 
 
 def _kubeconfig(name: str, server: str, ca: str, cert: str, key: str) -> str:
-    import base64
-
     def b64(text: str) -> str:
         return base64.b64encode(text.encode("ascii")).decode("ascii")
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from lab.kube.devices import DeviceAssigner
 from lab.kube.manifests import DCGM_CLASS_ANNOTATION, GPU_RESOURCE
-from lab.runai.cluster_state import Node, Phase, Pod, PodPhase, Workload
+from lab.runai.cluster_state import Node, Phase, Pod, PodPhase, Workload, nodes_of
 from lab.runai.dcgm_bridge import GpuStat
 from lab.spec.runai_blueprint import PRIORITY_CLASSES, RunaiBlueprint
 
@@ -67,21 +67,11 @@ def build(
     last_active: dict[tuple[str, int], float],
 ) -> ClusterView:
     view = ClusterView(bp, at, gpu_stats=gpu_stats, last_active=last_active)
-    for index, pool in enumerate(bp.node_pools):
-        for n_index, name in enumerate(pool.node_names()):
-            node = Node(
-                name,
-                pool.name,
-                pool.gpus_per_node,
-                pool.cpu_cores_per_node,
-                pool.memory_bytes_per_node,
-                pool.model_name,
-                f"10.0.{index}.{n_index + 10}",
-            )
-            for gpu, holder in devices.holders.get(name, {}).items():
-                node.holders[gpu] = (holder.namespace, holder.name)
-            node.unhealthy = set(devices.unhealthy.get(name, set()))
-            view.nodes[name] = node
+    view.nodes = nodes_of(bp)
+    for name, node in view.nodes.items():
+        for gpu, holder in devices.holders.get(name, {}).items():
+            node.holders[gpu] = (holder.namespace, holder.name)
+        node.unhealthy = set(devices.unhealthy.get(name, set()))
     pods_by_job: dict[str, list[Obj]] = {}
     for pod in pods:
         for owner in pod["metadata"].get("ownerReferences", []) or []:
@@ -165,10 +155,9 @@ def _workload(bp: RunaiBlueprint, job: Obj, pods: list[Obj], devices: DeviceAssi
 
 
 def _workload_type(bp: RunaiBlueprint, template: Obj) -> str:
+    """The Run:ai workload type: the DCGM class the Job carries (the blueprint's classes pair them)."""
     dcgm = template["metadata"].get("annotations", {}).get(DCGM_CLASS_ANNOTATION, "training")
-    return {"training": "training", "interactive": "interactive", "inference": "inference"}.get(
-        dcgm, "training"
-    )
+    return str(dcgm) if dcgm in ("training", "interactive", "inference") else "training"
 
 
 _SUFFIXES = {

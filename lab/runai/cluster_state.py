@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from lab.spec.runai_blueprint import RunaiBlueprint
+
 
 class Phase(StrEnum):
     """Run:ai workload phases used here (a subset of the API enum ``Phase``)."""
@@ -125,3 +127,20 @@ class Node:
 
     def free_gpus(self) -> list[int]:
         return [i for i in range(self.gpus) if i not in self.holders and i not in self.unhealthy]
+
+
+def nodes_of(blueprint: RunaiBlueprint) -> dict[str, Node]:
+    """The blueprint's nodes in order, no GPU held; node i of pool p has IP 10.0.p.(i + 10)."""
+    return {
+        name: Node(
+            name,
+            pool.name,
+            pool.gpus_per_node,
+            pool.cpu_cores_per_node,
+            pool.memory_bytes_per_node,
+            pool.model_name,
+            f"10.0.{p_index}.{n_index + 10}",
+        )
+        for p_index, pool in enumerate(blueprint.node_pools)
+        for n_index, name in enumerate(pool.node_names())
+    }

@@ -18,7 +18,17 @@ from pathlib import Path
 from lab.dcgm.shim import PodInfo
 from lab.runai import schedlog
 from lab.runai.arrivals import Arrivals, rand_uuid, suffix
-from lab.runai.cluster_state import ACTIVE, ALLOCATED, CONTAINER, Node, Phase, Pod, PodPhase, Workload
+from lab.runai.cluster_state import (
+    ACTIVE,
+    ALLOCATED,
+    CONTAINER,
+    Node,
+    Phase,
+    Pod,
+    PodPhase,
+    Workload,
+    nodes_of,
+)
 from lab.runai.dcgm_bridge import DcgmBridge, GpuStat
 from lab.runai.k8s_events import EventLog
 from lab.runai.scheduler import DepartmentSpec, Job, QueueSpec, Session, SessionResult, Snapshot
@@ -48,18 +58,7 @@ class Simulation:
         self.t = 0.0
         self.steps = 0
         self.arrivals = Arrivals(blueprint, random.Random(seed + 1))
-        self.nodes: dict[str, Node] = {}
-        for p_index, pool in enumerate(blueprint.node_pools):
-            for n_index, name in enumerate(pool.node_names()):
-                self.nodes[name] = Node(
-                    name,
-                    pool.name,
-                    pool.gpus_per_node,
-                    pool.cpu_cores_per_node,
-                    pool.memory_bytes_per_node,
-                    pool.model_name,
-                    f"10.0.{p_index}.{n_index + 10}",
-                )
+        self.nodes: dict[str, Node] = nodes_of(blueprint)
         self.workloads: dict[str, Workload] = {}
         self.events = EventLog(clock=self.now, sink=event_sink)
         self.log_sink = log_sink

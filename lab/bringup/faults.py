@@ -3,6 +3,7 @@
 The file ``<lab state>/shared/xid/<node>/<gpu>`` is mounted read-only into every node container at
 /var/lib/aifactory-lab/shared/xid. The DCGM shim reports the code as DCGM_FI_DEV_XID_ERRORS on that
 GPU, the node's health check drains the node, and lab-gpu-app on that GPU dies like a CUDA program.
+Each XID set or cleared goes into the lab's fault record (:mod:`lab.bringup.fault_record`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from lab.bringup import fault_record
 from lab.contract import XID_DIR, shared_dir
 from lab.spec.slurm_blueprint import Blueprint
 
@@ -25,10 +27,16 @@ def xid_dir(lab: str) -> Path:
 
 
 def inject_xid(
-    blueprint: Blueprint, node: str, gpu: int, code: int, write: Callable[[Path, str, int, int], Path]
+    blueprint: Blueprint,
+    node: str,
+    gpu: int,
+    code: int,
+    write: Callable[[Path, str, int, int], Path],
+    by: str = "lab fault",
 ) -> Path:
     """Set ``node``'s GPU ``gpu`` to XID ``code`` (0 clears it) with ``write``, the shim's own writer
-    (``lab.dcgm.shim.write_injected_xid``), once the fault names a real node, GPU and XID."""
+    (``lab.dcgm.shim.write_injected_xid``), once the fault names a real node, GPU and XID; ``by``
+    says in the fault record who did it."""
     if node not in blueprint.nodes.names:
         raise FaultError(f"lab '{blueprint.name}' has no node {node!r}; nodes: {blueprint.nodes.names[0]} …")
     if not 0 <= gpu < blueprint.nodes.shape.gpus:
@@ -37,4 +45,7 @@ def inject_xid(
         raise FaultError(
             f"XID {code} is out of range: use 1..{MAX_XID - 1} (79: GPU has fallen off the bus), 0 clears"
         )
-    return write(xid_dir(blueprint.name), node, gpu, code)
+    path = write(xid_dir(blueprint.name), node, gpu, code)
+    action: fault_record.Action = "cleared" if code == 0 else "injected"
+    fault_record.record(blueprint.name, "xid", f"{node}/{gpu}", action, by, detail=f"XID {code}")
+    return path

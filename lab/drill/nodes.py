@@ -71,7 +71,7 @@ def xid_storm(probe: Probe, record: Record) -> None:
     began = time.monotonic()
     for node, gpus in faults.items():
         for gpu, code in gpus:
-            inject_xid(probe.lab.blueprint, node, gpu, code, write_injected_xid)
+            inject_xid(probe.lab.blueprint, node, gpu, code, write_injected_xid, by="lab drill xid-storm")
     try:
         for node, gpus in faults.items():
             _, reason = probe.until(partial(probe.state_if, node, "drain"), 120, f"{node} drained")
@@ -86,7 +86,7 @@ def xid_storm(probe: Probe, record: Record) -> None:
         cleared = time.monotonic()
         for node, gpus in faults.items():
             for gpu, _ in gpus:
-                inject_xid(probe.lab.blueprint, node, gpu, 0, write_injected_xid)
+                inject_xid(probe.lab.blueprint, node, gpu, 0, write_injected_xid, by="lab drill xid-storm")
     for node in faults:
         probe.until(partial(probe.in_service, node), 120, f"{node} resumed")
     probe.say(f"every node resumed {record.recovered_since(cleared):.0f} s after the faults were cleared")

@@ -17,6 +17,7 @@ from pathlib import Path
 import docker
 
 from lab import promql
+from lab.bringup import fault_record
 from lab.bringup.running import RunningLab
 from lab.bringup.slurmrestd import RestError
 from lab.drill import mapping, nodes, services
@@ -53,24 +54,24 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
     probe = Probe(lab, say)
     record = Record()
     probe.mark_workload_log()
-    began, began_wall = time.monotonic(), time.time()
-    error = ""
+    began = time.monotonic()
     try:
         _preflight(probe)
-        drill.run(probe, record)
     except _ERRORS as problem:
-        error = str(problem)
-        _cancel_own_jobs(probe)
-    ended_wall = time.time()
-    try:
-        if "*" not in record.broken:  # the window ends once every target was scraped after the drill
-            interval = probe.scrape_interval_s()
-            probe.until(
-                lambda: probe.all_scraped_since(ended_wall), 3 * interval, "every target scraped again"
-            )
-        record.checks += _nothing_lost(probe, record, began_wall, time.time())
-    except _ERRORS as problem:
-        error = error or f"after the drill: {problem}"
+        return Outcome(drill, [], None, time.monotonic() - began, f"before the drill: {problem}")
+    error = ""
+    began_wall = time.time()  # the window opens on a settled lab
+    with fault_record.fault(probe.lab.name, f"drill:{drill.name}", "lab", "lab drill", drill.breaks) as fault:
+        try:
+            drill.run(probe, record)
+        except _ERRORS as problem:
+            error = str(problem)
+            _cancel_own_jobs(probe)
+        try:
+            fault.settled = _scraped_again(probe, record, time.time())
+            record.checks += _nothing_lost(probe, record, began_wall, time.time())
+        except _ERRORS as problem:
+            error = error or f"after the drill: {problem}"
     return Outcome(
         drill, record.checks, record.recover_s, time.monotonic() - began, error, tuple(record.notes)
     )
@@ -86,7 +87,26 @@ def _cancel_own_jobs(probe: Probe) -> None:
         probe.say(f"could not cancel the drill's jobs: {problem}")
 
 
+def _scraped_again(probe: Probe, record: Record, since: float) -> bool:
+    """Wait until every target was scraped after ``since`` (unless Prometheus itself was broken):
+    then Prometheus shows the lab as it is after the drill."""
+    if "*" in record.broken:
+        return False
+    interval = probe.scrape_interval_s()
+    probe.until(lambda: probe.all_scraped_since(since), 3 * interval, "every target scraped again")
+    return True
+
+
 def _preflight(probe: Probe) -> None:
+    """The lab answers, no fault of the fault record is still in and the last one has settled (so
+    the gap check sees only this drill), and every target is up."""
+    lab = probe.lab.name
+    still_in = fault_record.active(lab)
+    if still_in:
+        faults = ", ".join(f"{e.kind} {e.target} (by {e.by})" for e in still_in)
+        raise DrillError(f"fault(s) still in on lab '{lab}': {faults}. Fix: clear them, then drill.")
+    settled = fault_record.settled_since(lab, 2 * probe.scrape_interval_s())
+    probe.until(lambda: time.time() >= settled, max(0.0, settled - time.time()) + 5, "the last fault settled")
     probe.until(probe.controller_answers, 60, "slurmctld answering before the drill")
     probe.until(probe.prometheus_ready, 60, "Prometheus answering before the drill")
     probe.until(

@@ -1,7 +1,14 @@
-"""Fixtures for tests against a live lab. The default lab is brought up if it is not up yet."""
+"""Fixtures for tests against a live lab. The default lab is brought up if it is not up yet.
+
+Faults stay with the test that made them: every fault a test puts in (a planted file, an XID, a
+restarted node) goes into the lab's fault record (:mod:`lab.bringup.fault_record`), the test takes it
+out again before it returns (``faults_left_behind`` fails it otherwise), and tests that measure over a
+window start it after the last fault settled (:func:`window_start`), never at a fixed look-back.
+"""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -13,14 +20,27 @@ import docker
 import pytest
 import testinfra
 
-from lab import contract
-from lab.bringup import containers
-from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
+from lab import contract, promql
+from lab.bringup import containers, fault_record
+from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir, state_root
 from lab.spec.slurm_blueprint import Blueprint, load
 from lab.spec.workload_spec import WORKLOAD_CLASSES
 from lab.workload import background
 
 LAB_BLUEPRINTS = Path(__file__).parent / "blueprints"
+LAB_TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``LAB_TEST_ORDER=reverse`` runs the lab test modules last to first (each module's tests in
+    their own order): a suite whose tests keep their faults to themselves passes in both orders."""
+    if os.environ.get("LAB_TEST_ORDER", "") != "reverse":
+        return
+    lab = [item for item in items if LAB_TESTS in item.path.parents]
+    modules = list(dict.fromkeys(item.path for item in lab))[::-1]
+    reordered = sorted(lab, key=lambda item: modules.index(item.path))
+    slots = iter(reordered)
+    items[:] = [next(slots) if LAB_TESTS in item.path.parents else item for item in items]
 
 
 def run_lab(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -41,6 +61,24 @@ def wait_for(condition: Callable[[], object], timeout_s: float, what: str, every
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout_s}s waiting for {what} (last: {value!r})")
         time.sleep(every_s)
+
+
+def window_start(lab: Blueprint, look_back_s: float, settle_s: float = 30) -> float:
+    """The start of a window that reaches ``look_back_s`` back from now, but never over a fault of
+    the record: it begins ``settle_s`` (two 15 s scrapes) after the last fault was cleared, waiting
+    for that moment when it is still ahead. A fault still in fails the test that asks."""
+    still_in = fault_record.active(lab.name)
+    if still_in:
+        pytest.fail(f"no clean window on lab '{lab.name}': fault(s) still in: {still_in}")
+    start = max(time.time() - look_back_s, fault_record.settled_since(lab.name, settle_s))
+    wait_for(lambda: time.time() >= start, max(0.0, start - time.time()) + 5, "the last fault to settle")
+    return start
+
+
+def all_scraped_up_since(prometheus: str, since: float) -> bool:
+    """Every target of the lab's Prometheus was scraped after ``since`` and is up: Prometheus shows
+    the lab as it is now, with none of the series of a fault that ended before ``since``."""
+    return not promql.query(prometheus, f"timestamp(up) <= {since:.3f} or up == 0")
 
 
 def submit_gpu_job(
@@ -69,6 +107,22 @@ def running_job_gpus(
         low, _, high = part.partition("-")
         indices.update(str(i) for i in range(int(low), int(high or low) + 1))
     return match.group(1), indices
+
+
+@pytest.fixture(autouse=True)
+def faults_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fails a lab test that returns with a fault it put into a lab's fault record still in: the next
+    test would find the lab broken, and Prometheus would carry the fault into its windows."""
+    began = time.time()
+    yield
+    left = [
+        f"{record.parent.name}: {event.kind} {event.target} (by {event.by})"
+        for record in sorted(state_root().glob(f"*/{fault_record.RECORD_FILE}"))
+        for event in fault_record.active(record.parent.name)
+        if event.at >= began
+    ]
+    if left:
+        pytest.fail(f"{request.node.nodeid} left fault(s) in: {'; '.join(left)}")
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ from lab.churn.series import series_key, turnover
 from lab.churn.window import Window
 from lab.spec.slurm_blueprint import Blueprint
 
-from .conftest import submit_gpu_job, wait_for
+from .conftest import submit_gpu_job, wait_for, window_start
 
 pytestmark = pytest.mark.lab
 
@@ -67,9 +67,10 @@ def churn_run(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> ChurnRun:
     controller = host("controller")
-    # Three scrape intervals before the first job: the window always spans several evaluations, even
-    # when the jobs end quickly (a window of a minute is what the report's tables are meant for).
-    start = math.floor(time.time()) - 45
+    # Up to three scrape intervals before the first job, so that the window spans several evaluations
+    # even when the jobs end quickly, but never over another test's fault (the fault record says when
+    # the last one settled: a stale hpc_job it left would break the bound).
+    start = math.floor(window_start(default_lab, look_back_s=45))
     jobs = {
         submit_gpu_job(controller, f"--gres={gres}", seconds, time_limit_min=2): int(gres.split(":")[1])
         for gres, seconds in JOBS
@@ -77,7 +78,9 @@ def churn_run(
     ids = list(jobs)
     wait_for(lambda: _ended(controller, ids), 110, f"jobs {ids} to end")
     wait_for(lambda: _labels_gone(prometheus, ids), 40, f"hpc_job of {ids} to leave Prometheus")
-    end = math.ceil(time.time())
+    # At least a minute (four 15 s steps), however soon after a settled fault the window opened.
+    end = max(math.ceil(time.time()), start + 60)
+    wait_for(lambda: time.time() >= end, end - time.time() + 5, "a window of a minute")
     out = tmp_path_factory.mktemp("churn")
     argv = ["--lab", default_lab.name, "--start", str(start), "--end", str(end), "--out", str(out), "-q"]
     result = subprocess.run(

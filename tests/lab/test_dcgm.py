@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import pytest
 from testinfra.host import Host
@@ -75,15 +76,24 @@ def test_running_job_labels_exactly_its_gpus_until_the_epilog(
     )
 
 
+def _none(prometheus: str, query: str) -> bool:
+    return not promql.query(prometheus, query)
+
+
 @pytest.fixture
-def faults(host: Callable[[str], Host], default_lab: Blueprint) -> Iterator[list[tuple[str, str]]]:
-    """(node, job) pairs a test faulted; afterwards: job cancelled, XID cleared, node resumed."""
+def faults(
+    host: Callable[[str], Host], default_lab: Blueprint, prometheus: str
+) -> Iterator[list[tuple[str, str]]]:
+    """(node, job) pairs a test faulted; afterwards: job cancelled, XID cleared (`lab fault` records
+    it), node resumed, and no XID of that node left in Prometheus."""
     faulted: list[tuple[str, str]] = []
     yield faulted
     for node, job in faulted:
         host("controller").run(f"scancel {job}")
         run_lab("fault", "xid", node, "5", "0", "--lab", default_lab.name)
         host("controller").run(f"scontrol update NodeName={node} State=RESUME")
+        xid = f'DCGM_FI_DEV_XID_ERRORS{{instance="{node}:9400"}} != 0'
+        wait_for(partial(_none, prometheus, xid), 60, f"the XID of {node} gone from Prometheus")
 
 
 def test_xid_79_drains_the_node_and_fails_the_job_on_that_gpu(

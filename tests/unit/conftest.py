@@ -21,3 +21,10 @@ def write_yaml(tmp_path: Path):  # type: ignore[no-untyped-def]
         return path
 
     return write
+
+
+@pytest.fixture
+def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A state root of the test's own (``$AIFACTORY_LAB_STATE``): keys, records and caches land there."""
+    monkeypatch.setenv("AIFACTORY_LAB_STATE", str(tmp_path))
+    return tmp_path

@@ -119,12 +119,6 @@ def test_runai_lab_scrapes_the_driver_ksm_every_kai_component_and_every_node() -
     assert jobs["dcgm"]["targets"][0]["address"] == f"runai:{contract.RUNAI_DCGM_FIRST_PORT}"
 
 
-@pytest.fixture
-def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("AIFACTORY_LAB_STATE", str(tmp_path))
-    return tmp_path
-
-
 def test_xid_fault_is_written_atomically_where_the_shim_reads_it(
     default_data: dict[str, Any], isolated_state: Path
 ) -> None:

@@ -1,4 +1,4 @@
-"""`lab churn`: the churn and cardinality report of a lab's Prometheus (the lead mounts ``app``).
+"""`lab churn`: the churn and cardinality report of a lab's Prometheus (:mod:`lab.cli` mounts ``app``).
 
 Also runnable alone: ``python -c "from lab.churn.cli import app; app()" --help``.
 """

@@ -1,6 +1,6 @@
 """HPC job mapping (``--hpc-job-mapping-dir``): read the directory, then label samples with ``hpc_job``.
 
-Mirrors ``internal/pkg/transformation/hpc.go`` of 4.5.3-4.8.2, split the way STYLE.md asks: the
+Mirrors ``internal/pkg/transformation/hpc.go`` of 4.5.3-4.8.2, split as dcgm-exporter's own pipeline is: the
 reader does the I/O on every scrape (no cache, no watcher, like upstream), ``apply_hpc_jobs`` is a
 pure function over samples. The layout the prolog writes, e.g. ``/var/lib/dcgm-exporter/job-mapping``::
 

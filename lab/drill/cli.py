@@ -1,4 +1,4 @@
-"""`lab drill NAME…`: fault drills against a running Slurm lab (the lead mounts :func:`drill`)."""
+"""`lab drill NAME…`: fault drills against a running Slurm lab (:mod:`lab.cli` mounts :func:`drill`)."""
 
 from __future__ import annotations
 

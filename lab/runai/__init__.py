@@ -1,8 +1,11 @@
-"""Run:ai construct: an emulator of the Run:ai / KAI scheduler path, built from vendor sources.
+"""Run:ai construct: the ``runai_*`` families (Run:ai 2.18) and the Run:ai view of a cluster.
 
-Neither Run:ai (proprietary, needs Kubernetes) nor its open-sourced scheduler KAI can run in the lab,
-so this package emulates them at pinned versions and emits only names those sources confirm
-(``signals/runai.md``, and the table in :mod:`lab.runai.sourced_families`). Data flow, one module per step::
+In a Run:ai lab the real KAI Scheduler decides on a real Kubernetes (:mod:`lab.kube`); this package
+computes the Run:ai families from that cluster's objects (``series_runai``) and bridges GPUs to the
+DCGM shim (``dcgm_bridge``). Run:ai's own control plane is proprietary, so its families are emulated
+at pinned versions and carry only names those sources confirm (``signals/runai.md``, the table in
+:mod:`lab.runai.sourced_families`). The package also keeps an offline model of KAI's semantics,
+served by ``lab runai serve`` and used by no ``lab up``; its data flow, one module per step::
 
     blueprint (YAML) -> arrivals (seeded workload mix) -> scheduler (KAI semantics, pure)
     -> simulation (lifecycle, allocation of specific GPUs, events, logs)

@@ -1,4 +1,4 @@
-"""``lab runai``: serve the Run:ai construct (the lead mounts ``app`` as ``lab runai``).
+"""``lab runai``: serve the Run:ai construct (:mod:`lab.cli` mounts ``app`` as ``lab runai``).
 
 Also runnable alone: ``python3 -m lab.runai.cli serve --help``.
 """

@@ -7,7 +7,7 @@ Because a failed pod releases its GPUs, the GPU -> pod step looks back over a wi
 (``last_over_time``). With static scrape configs the DCGM labels stay ``pod``/``namespace``; a
 Kubernetes-SD scrape that adds its own would rename them ``exported_pod``/``exported_namespace``.
 
-:func:`walk` gives the PromQL (for the lead's live test against real Prometheus) and the expected
+:func:`walk` gives the PromQL (for the live tests against real Prometheus) and the expected
 rows; :func:`evaluate` applies the same join to parsed scrapes, for unit tests without Prometheus.
 """
 

@@ -122,6 +122,24 @@ def settled_since(lab: str, settle_s: float) -> float:
     return last.at + (0.0 if last.settled else settle_s)
 
 
+def within(lab: str, start: float, end: float, settle_s: float) -> list[FaultEvent]:
+    """The faults whose time in the lab (from injection to clear, plus ``settle_s`` after an
+    unsettled clear; to now while still in) overlaps [start, end], each as the event that put it in:
+    what a report over that window names when the window looks broken."""
+    opened: dict[tuple[str, str], FaultEvent] = {}
+    overlapping: list[FaultEvent] = []
+    for event in read(lab):
+        if event.action == "injected":
+            opened.setdefault(event.key, event)
+            continue
+        began = opened.pop(event.key, None)
+        settled = event.at + (0.0 if event.settled else settle_s)
+        if began is not None and began.at <= end and settled >= start:
+            overlapping.append(began)
+    overlapping += [event for event in opened.values() if event.at <= end]
+    return sorted(overlapping, key=lambda e: e.at)
+
+
 @dataclass
 class Open:
     """A fault while its block runs; the block sets ``settled`` once it saw Prometheus show the

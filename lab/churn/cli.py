@@ -16,7 +16,7 @@ import typer
 from docker.models.containers import Container
 
 from lab import kinds
-from lab.bringup import engine, running
+from lab.bringup import engine, fault_record, running
 from lab.churn import report as report_module
 from lab.churn.bound import EPILOG_GRACE_S, Tolerance
 from lab.churn.jobs import SacctError, parse_sacct
@@ -156,7 +156,15 @@ def churn(
         progress.say("warning: no PNG: matplotlib is missing. Fix: pip install 'matplotlib>=3.8,<4'")
     typer.echo(f"wrote {target}/ ({', '.join(path.name for path in files.values())})")
     if not made.bound.holds:
-        _fail(report_module.violation_message(made))
+        _fail(report_module.violation_message(made) + _faults_in(name, made.window))
+
+
+def _faults_in(lab: str, window: Window) -> str:
+    """The lab's recorded faults that reach into the window: a broken bound may be one of them."""
+    settle_s = 2 * window.step_s
+    faults = fault_record.within(lab, window.start, window.end, settle_s)
+    named = [f"{e.kind} {e.target} at {iso(e.at)} (by {e.by})" for e in faults]
+    return f"\nFaults recorded in the window (lab fault record): {'; '.join(named)}" if named else ""
 
 
 def _lab(

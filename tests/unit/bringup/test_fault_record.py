@@ -98,3 +98,25 @@ def test_writers_in_several_processes_never_interleave_within_a_line(isolated_st
     events = fault_record.read(LAB)  # raises on a torn line
     assert len(events) == 800
     assert {e.by for e in events} == {f"writer {w}" for w in range(4)}
+
+
+def test_a_window_names_the_faults_that_reach_into_it(
+    isolated_state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = iter([100.0, 200.0, 300.0, 400.0, 500.0])
+    monkeypatch.setattr(fault_record.time, "time", lambda: next(clock))
+    fault_record.record(LAB, "node-restart", "dgx-004", "injected", "test")  # 100
+    fault_record.record(LAB, "node-restart", "dgx-004", "cleared", "test", settled=True)  # 200
+    fault_record.record(LAB, "xid", "dgx-003/5", "injected", "test")  # 300
+    fault_record.record(LAB, "xid", "dgx-003/5", "cleared", "test")  # 400, settles by 430
+    fault_record.record(LAB, "throttle", "dgx-001/2", "injected", "test")  # 500, still in
+
+    def kinds(start: float, end: float) -> list[str]:
+        return [e.kind for e in fault_record.within(LAB, start, end, settle_s=30)]
+
+    assert kinds(0, 99) == []
+    assert kinds(150, 160) == ["node-restart"]
+    assert kinds(201, 299) == [], "a settled clear ends the fault at once"
+    assert kinds(420, 450) == ["xid"], "an unsettled clear reaches settle_s further"
+    assert kinds(431, 499) == []
+    assert kinds(600, 700) == ["throttle"], "a fault still in reaches every later window"

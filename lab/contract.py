@@ -32,6 +32,7 @@ SHARED_MOUNT = "/var/lib/aifactory-lab/shared"  # host → nodes, read-only: XID
 DRILL_FULL_MOUNT = "/var/lib/aifactory-lab/drill-full"
 DRILL_FULL_SIZE = "64k"
 XID_DIR = "xid"  # under SHARED_MOUNT: `lab fault xid` writes, the shim reads
+THROTTLE_DIR = "throttle"  # under SHARED_MOUNT: `lab fault throttle` writes, the shim reads
 JOBS_DIR = "jobs"  # under SHARED_MOUNT
 JOB_CLASSES = "jobs/classes.json"  # under SHARED_MOUNT: the workload runner writes, the shim reads
 RUNAI_OUT_MOUNT = "/var/lib/aifactory-lab/runai"  # Run:ai emulator → host: events, logs, pod resources
@@ -108,7 +109,12 @@ def ansible_vars() -> dict[str, Any]:
                 "slurm_config": SLURM_CONFIG_MOUNT,
             },
             "slurm_config_files": list(SLURM_CONFIG_FILES),
-            "paths": {"job_mapping_dir": JOB_MAPPING_DIR, "job_classes": JOB_CLASSES, "xid_dir": XID_DIR},
+            "paths": {
+                "job_mapping_dir": JOB_MAPPING_DIR,
+                "job_classes": JOB_CLASSES,
+                "xid_dir": XID_DIR,
+                "throttle_dir": THROTTLE_DIR,
+            },
             # The Debian packages the roles install on hosts that do not carry them (--hosts systemd).
             "packages": {
                 "slurm": versions.SLURM_DEB_VERSION,

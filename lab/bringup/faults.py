@@ -1,18 +1,21 @@
-"""XID fault injection: `lab fault xid NODE GPU CODE` writes the shim's fault file for one GPU.
+"""GPU fault injection: `lab fault xid NODE GPU CODE` and `lab fault throttle NODE GPU CAUSE` write the
+shim's fault file for one GPU.
 
 The file ``<lab state>/shared/xid/<node>/<gpu>`` is mounted read-only into every node container at
 /var/lib/aifactory-lab/shared/xid. The DCGM shim reports the code as DCGM_FI_DEV_XID_ERRORS on that
 GPU, the node's health check drains the node, and lab-gpu-app on that GPU dies like a CUDA program.
-Each XID set or cleared goes into the lab's fault record (:mod:`lab.bringup.fault_record`).
+The throttle file ``<lab state>/shared/throttle/<node>/<gpu>`` (same mount, .../shared/throttle)
+holds a clock-event cause; the shim slows that GPU and the other GPUs of its job wait for it. Each
+XID or throttle set or cleared goes into the lab's fault record (:mod:`lab.bringup.fault_record`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from lab.bringup import fault_record
-from lab.contract import XID_DIR, shared_dir
+from lab.contract import THROTTLE_DIR, XID_DIR, shared_dir
 from lab.spec.slurm_blueprint import Blueprint
 
 MAX_XID = 1000  # NVIDIA's XID catalogue numbers stay well below this
@@ -26,6 +29,17 @@ def xid_dir(lab: str) -> Path:
     return shared_dir(lab) / XID_DIR
 
 
+def throttle_dir(lab: str) -> Path:
+    return shared_dir(lab) / THROTTLE_DIR
+
+
+def _check_gpu(blueprint: Blueprint, node: str, gpu: int) -> None:
+    if node not in blueprint.nodes.names:
+        raise FaultError(f"lab '{blueprint.name}' has no node {node!r}; nodes: {blueprint.nodes.names[0]} …")
+    if not 0 <= gpu < blueprint.nodes.shape.gpus:
+        raise FaultError(f"GPU {gpu} does not exist on {node}: use 0..{blueprint.nodes.shape.gpus - 1}")
+
+
 def inject_xid(
     blueprint: Blueprint,
     node: str,
@@ -37,10 +51,7 @@ def inject_xid(
     """Set ``node``'s GPU ``gpu`` to XID ``code`` (0 clears it) with ``write``, the shim's own writer
     (``lab.dcgm.shim.write_injected_xid``), once the fault names a real node, GPU and XID; ``by``
     says in the fault record who did it."""
-    if node not in blueprint.nodes.names:
-        raise FaultError(f"lab '{blueprint.name}' has no node {node!r}; nodes: {blueprint.nodes.names[0]} …")
-    if not 0 <= gpu < blueprint.nodes.shape.gpus:
-        raise FaultError(f"GPU {gpu} does not exist on {node}: use 0..{blueprint.nodes.shape.gpus - 1}")
+    _check_gpu(blueprint, node, gpu)
     if not 0 <= code < MAX_XID:
         raise FaultError(
             f"XID {code} is out of range: use 1..{MAX_XID - 1} (79: GPU has fallen off the bus), 0 clears"
@@ -48,4 +59,28 @@ def inject_xid(
     path = write(xid_dir(blueprint.name), node, gpu, code)
     action: fault_record.Action = "cleared" if code == 0 else "injected"
     fault_record.record(blueprint.name, "xid", f"{node}/{gpu}", action, by, detail=f"XID {code}")
+    return path
+
+
+CLEAR = "clear"
+
+
+def inject_throttle(
+    blueprint: Blueprint,
+    node: str,
+    gpu: int,
+    cause: str,
+    causes: Collection[str],
+    write: Callable[[Path, str, int, str | None], Path],
+    by: str = "lab fault",
+) -> Path:
+    """Throttle ``node``'s GPU ``gpu`` by ``cause`` (one of ``causes``; ``clear`` ends it) with
+    ``write``, the shim's own writer (``lab.dcgm.shim.write_throttle``), once the fault names a real
+    node, GPU and cause; ``by`` says in the fault record who did it."""
+    _check_gpu(blueprint, node, gpu)
+    if cause != CLEAR and cause not in causes:
+        raise FaultError(f"throttle cause {cause!r} is not known: use one of {', '.join(causes)}, or {CLEAR}")
+    path = write(throttle_dir(blueprint.name), node, gpu, None if cause == CLEAR else cause)
+    action: fault_record.Action = "cleared" if cause == CLEAR else "injected"
+    fault_record.record(blueprint.name, "throttle", f"{node}/{gpu}", action, by, detail=cause)
     return path

@@ -29,6 +29,7 @@ from lab.dcgm.job_classes import JobClassesError, JobClassesReader, load_job_cla
 from lab.dcgm.logfmt import node_logger
 from lab.dcgm.node import EmulatedNode, NodeConfig
 from lab.dcgm.server import parse_listen_address, serve
+from lab.dcgm.throttle import CAUSES
 from lab.dcgm.workloads import DEFAULT_CLASS, PROFILES
 
 log = logging.getLogger("lab.dcgm")
@@ -118,6 +119,13 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "--fault-dir", type=Path, help="LAB: XID injection: file DIR/<node>/<gpu> holds a decimal XID code"
     )
     lab.add_argument(
+        "--throttle-dir",
+        type=Path,
+        help="LAB: throttle injection: file DIR/<node>/<gpu> holds a cause ("
+        + "|".join(CAUSES)
+        + "); no file: not throttled",
+    )
+    lab.add_argument(
         "--job-classes",
         type=Path,
         help='LAB: JSON {"<job id>|<namespace>/<pod>": "'
@@ -177,6 +185,7 @@ def node_configs(args: argparse.Namespace, env: Mapping[str, str]) -> list[NodeC
                 kubernetes=args.kubernetes,
                 pod_resources=args.pod_resources,
                 fault_dir=args.fault_dir,
+                throttle_dir=args.throttle_dir,
                 seed=args.seed,
             )
         )

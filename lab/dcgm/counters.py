@@ -20,6 +20,8 @@ from pathlib import Path
 from lab.dcgm.field_ids import FIELD_IDS
 
 DEFAULT_COUNTERS_PATH = Path(__file__).with_name("default-counters.csv")
+# Opt-in profile: the default set plus the tag's commented-out violation counters (-f selects it).
+THROTTLE_COUNTERS_PATH = Path(__file__).with_name("throttle-counters.csv")
 
 # Prometheus types the shim renders; "label" is dcgm-exporter's own type for label fields.
 PROM_TYPES = ("gauge", "counter", "label")

@@ -6,6 +6,9 @@ framebuffer a job holds. Gauges are drawn per scrape from the workload profile o
 GPU (seeded ``random.Random``, bounded by clipping); counters only move forward. Thread-safe: a
 lock per GPU, because concurrent scrapes of one node read the same GPUs.
 
+A throttled GPU (:mod:`lab.dcgm.throttle`) runs its kernels at a lower SM clock, and the other GPUs of
+its job wait for it at every all-reduce (``straggle``: the share of the step they still compute).
+
 Values come out as the collector formats DCGM values: ``%d`` for int64 fields, ``%f`` for doubles.
 """
 
@@ -15,10 +18,11 @@ import math
 import random
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from lab.dcgm import h100
 from lab.dcgm.samples import collector_value
+from lab.dcgm.throttle import SW_POWER_CAP, SW_THERMAL, Cause
 from lab.dcgm.workloads import Spread, WorkloadProfile
 
 # DCGM field types (dcgm_fields.h): these are DCGM_FT_DOUBLE, every other emulated field is int64.
@@ -54,6 +58,11 @@ INT_FIELDS = frozenset(
         "DCGM_FI_PROF_PCIE_TX_BYTES",
         "DCGM_FI_PROF_PCIE_RX_BYTES",
     }
+    | {
+        # Opt-in (lab/dcgm/throttle-counters.csv): the tag's CSV carries them commented out.
+        "DCGM_FI_DEV_POWER_VIOLATION",
+        "DCGM_FI_DEV_THERMAL_VIOLATION",
+    }
 )
 LABEL_FIELDS = frozenset({"DCGM_FI_DRIVER_VERSION"})
 EMULATED_FIELDS = DOUBLE_FIELDS | INT_FIELDS | LABEL_FIELDS
@@ -68,6 +77,23 @@ def _clip(value: float, low: float, high: float) -> float:
     return min(high, max(low, value))
 
 
+def _clock_step(mhz: float) -> int:
+    return int(round(mhz / h100.CLOCK_STEP_MHZ) * h100.CLOCK_STEP_MHZ)
+
+
+def _dynamic_power(power: float, share: float) -> float:
+    """Board power at ``share`` of the SM clock: the dynamic part (over idle) scales with f·V², and
+    V follows f along the DVFS curve, so with f³ (lab scheme, PENDING a measured H100 curve)."""
+    return h100.IDLE_POWER_W + (power - h100.IDLE_POWER_W) * share**3
+
+
+def _share_under_cap(power: float, cap: float) -> float:
+    """The clock share at which the f³ power curve fits under ``cap``."""
+    if power <= cap:
+        return 1.0
+    return float(((cap - h100.IDLE_POWER_W) / (power - h100.IDLE_POWER_W)) ** (1.0 / 3.0))
+
+
 @dataclass(frozen=True, slots=True)
 class _Activity:
     gpu_util: float  # percent
@@ -77,6 +103,22 @@ class _Activity:
     mem_copy_util: float
     nvlink_mbps: float
     pcie_bytes_per_s: float
+
+
+def _waiting(activity: _Activity, straggle: float) -> _Activity:
+    """A GPU of a synchronous data-parallel job whose slowest rank is throttled: it computes its
+    share of the step at full speed, then waits in the all-reduce for the straggler (every rank waits
+    for the slowest, signals/dcgm.md). Tensor-pipe, DRAM and NVLink traffic per second fall to the
+    computing share; the NCCL kernel stays resident while it waits, so GPU_UTIL and the graphics
+    engine ratio do not (lab reading, PENDING a capture)."""
+    return replace(
+        activity,
+        tensor_active=activity.tensor_active * straggle,
+        dram_active=activity.dram_active * straggle,
+        mem_copy_util=activity.mem_copy_util * straggle,
+        nvlink_mbps=activity.nvlink_mbps * straggle,
+        pcie_bytes_per_s=activity.pcie_bytes_per_s * straggle,
+    )
 
 
 class GpuModel:
@@ -99,6 +141,10 @@ class GpuModel:
         self._last_xid = 0
         self._allocation: tuple[str, ...] = ()
         self._fb_used = 0.0
+        self._power_violation_ns = 0
+        self._thermal_violation_ns = 0
+        # SM clock share of the last read against the unthrottled clock (1.0: not throttled).
+        self.clock_share = 1.0
 
     def _draw(self, spread: Spread, low: float, high: float) -> float:
         mean, sd = spread
@@ -139,18 +185,59 @@ class GpuModel:
             return h100.SM_CLOCK_IDLE_MHZ
         share = power / h100.TDP_W
         drop = (h100.SM_CLOCK_MAX_MHZ - h100.SM_CLOCK_AT_TDP_MHZ) * _clip((share - 0.85) / 0.15, 0, 1)
-        clock = h100.SM_CLOCK_MAX_MHZ - drop
-        return int(round(clock / h100.CLOCK_STEP_MHZ) * h100.CLOCK_STEP_MHZ)
+        return _clock_step(h100.SM_CLOCK_MAX_MHZ - drop)
 
-    def _advance(self, now: float, power: float, activity: _Activity) -> None:
+    def _throttle(
+        self, activity: _Activity, power: float, throttle: Cause | None
+    ) -> tuple[_Activity, float, int, int]:
+        """Activity, power, SM clock and active clock-event reasons of this scrape."""
+        clock = self._sm_clock(activity, power)
+        reasons = SW_POWER_CAP if h100.SM_CLOCK_IDLE_MHZ < clock < h100.SM_CLOCK_MAX_MHZ else 0
+        if throttle is None or activity.gpu_util == 0:
+            # A stalled step (data loading, checkpoint) runs no kernels: nothing to slow down; the
+            # share of the last busy scrape still paces the job.
+            if throttle is None:
+                self.clock_share = 1.0
+            return activity, power, clock, reasons
+        if throttle.power_cap_w is not None:
+            share = _share_under_cap(power, throttle.power_cap_w)
+        else:
+            share = throttle.clock_share if throttle.clock_share is not None else 1.0
+        self.clock_share = share
+        power = _dynamic_power(power, share)
+        if throttle.power_cap_w is not None:
+            power = min(power, throttle.power_cap_w)
+        clock = min(self._sm_clock(activity, power), _clock_step(h100.SM_CLOCK_MAX_MHZ * share))
+        # The straggler's kernels issue the same work per step over a longer step: its memory and
+        # NVLink traffic per second fall with its clock; engine and tensor-pipe ratios per cycle do not.
+        activity = replace(
+            activity,
+            dram_active=activity.dram_active * share,
+            mem_copy_util=activity.mem_copy_util * share,
+            nvlink_mbps=activity.nvlink_mbps * share,
+            pcie_bytes_per_s=activity.pcie_bytes_per_s * share,
+        )
+        return activity, power, clock, throttle.reasons  # the cause's reasons, while it holds
+
+    def _advance(
+        self, now: float, power: float, activity: _Activity, reasons: int, hold_temp_c: float | None
+    ) -> None:
         # A concurrent scrape that sampled its clock earlier than the last one adds no time.
         dt = 0.0 if self._last_time is None else max(0.0, now - self._last_time)
         self._last_time = now if self._last_time is None else max(now, self._last_time)
         # Trapezoidal integration of board power over wall time between scrapes: W * s * 1000 = mJ.
         self._energy_mj += (self._last_power + power) / 2.0 * dt * 1000.0
         self._last_power = power
+        # Violation counters: time (ns) spent with clocks held down by power or by temperature, the
+        # state seen now taken for the whole interval since the last scrape.
+        if reasons & SW_POWER_CAP:
+            self._power_violation_ns += int(dt * 1e9)
+        if reasons & SW_THERMAL:
+            self._thermal_violation_ns += int(dt * 1e9)
         alpha = 1.0 - math.exp(-dt / h100.THERMAL_TAU_S)
         gpu_target = h100.GPU_TEMP_IDLE_C + (power - h100.IDLE_POWER_W) * h100.GPU_TEMP_C_PER_W
+        if hold_temp_c is not None:
+            gpu_target = hold_temp_c
         mem_target = (
             gpu_target + h100.MEM_TEMP_OFFSET_C + activity.dram_active * h100.MEM_TEMP_C_PER_DRAM_ACTIVE
         )
@@ -183,17 +270,25 @@ class GpuModel:
         *,
         allocation: tuple[str, ...] = (),
         injected_xid: int | None = None,
+        throttle: Cause | None = None,
+        straggle: float = 1.0,
     ) -> dict[str, str]:
-        """One scrape's values, keyed by DCGM field name, formatted like the collector does."""
+        """One scrape's values, keyed by DCGM field name, formatted like the collector does.
+
+        ``throttle``: this GPU's clock-event cause; ``straggle`` (0-1]: the share of each step this
+        GPU still computes while its job waits for a throttled GPU at the all-reduce."""
         profile = max(workloads, key=lambda p: p.rank) if workloads else None
         with self._lock:
             activity = self._activity(profile)
+            if straggle < 1.0 and activity.gpu_util > 0:
+                activity = _waiting(activity, straggle)
             power = self._power(activity)
-            self._advance(now, power, activity)
+            activity, power, clock, reasons = self._throttle(activity, power, throttle)
+            self._advance(now, power, activity, reasons, throttle.gpu_temp_c if throttle else None)
             self._apply_xid(injected_xid)
             fb_used = self._framebuffer(allocation, profile)
             ints = {
-                "DCGM_FI_DEV_SM_CLOCK": self._sm_clock(activity, power),
+                "DCGM_FI_DEV_SM_CLOCK": clock,
                 "DCGM_FI_DEV_MEM_CLOCK": h100.MEM_CLOCK_MHZ,
                 "DCGM_FI_DEV_MEMORY_TEMP": round(self._mem_temp),
                 "DCGM_FI_DEV_GPU_TEMP": round(self._gpu_temp),
@@ -205,6 +300,8 @@ class GpuModel:
                 "DCGM_FI_DEV_ENC_UTIL": 0,
                 "DCGM_FI_DEV_DEC_UTIL": 0,
                 "DCGM_FI_DEV_XID_ERRORS": self._last_xid,
+                "DCGM_FI_DEV_POWER_VIOLATION": self._power_violation_ns,
+                "DCGM_FI_DEV_THERMAL_VIOLATION": self._thermal_violation_ns,
                 "DCGM_FI_DEV_FB_FREE": h100.FB_TOTAL_MIB - h100.FB_RESERVED_MIB - fb_used,
                 "DCGM_FI_DEV_FB_USED": fb_used,
                 "DCGM_FI_DEV_FB_RESERVED": h100.FB_RESERVED_MIB,

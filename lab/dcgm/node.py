@@ -28,6 +28,7 @@ from lab.dcgm.kubernetes import PodInfo, PodResourcesError, apply_pods, read_pod
 from lab.dcgm.logfmt import node_logger
 from lab.dcgm.rendermetrics import render
 from lab.dcgm.samples import Sample
+from lab.dcgm.throttle import Cause, read_throttle
 from lab.dcgm.workloads import WorkloadProfile, profile_for
 from lab.dcgm.xid import read_injected_xid, xid_attributes
 
@@ -50,6 +51,7 @@ class NodeConfig:
     kubernetes: bool = False
     pod_resources: Path | None = None
     fault_dir: Path | None = None
+    throttle_dir: Path | None = None
     seed: int = 0
 
 
@@ -143,15 +145,40 @@ class EmulatedNode:
         except JobMappingError as error:
             raise ScrapeError(error, HpcJobMapper.name, len(self._families)) from error
         classes = self._job_classes()
-        out: list[Sample] = []
-        for gpu, model in zip(self.gpus, self.models, strict=True):
+        reads: list[tuple[list[WorkloadProfile], tuple[str, ...], int | None, Cause | None]] = []
+        for gpu in self.gpus:
             profiles, allocation = self._profiles(str(gpu.index), jobs, pods, classes)
             xid = (
                 read_injected_xid(self.config.fault_dir, self.config.name, gpu.index, self.log)
                 if self.config.fault_dir
                 else None
             )
-            values = model.read(now, profiles, allocation=allocation, injected_xid=xid)
+            throttle = (
+                read_throttle(self.config.throttle_dir, self.config.name, gpu.index, self.log)
+                if self.config.throttle_dir
+                else None
+            )
+            reads.append((profiles, allocation, xid, throttle))
+        # Throttled GPUs first: the slowest GPU of a job paces its other GPUs (same hpc_job or pod).
+        by_gpu: dict[int, dict[str, str]] = {}
+        pace: dict[str, float] = {}
+        for index, (profiles, allocation, xid, throttle) in enumerate(reads):
+            if throttle is not None:
+                model = self.models[index]
+                by_gpu[index] = model.read(
+                    now, profiles, allocation=allocation, injected_xid=xid, throttle=throttle
+                )
+                for key in allocation:
+                    pace[key] = min(pace.get(key, 1.0), model.clock_share)
+        for index, (profiles, allocation, xid, _) in enumerate(reads):
+            if index not in by_gpu:
+                straggle = min((pace.get(key, 1.0) for key in allocation), default=1.0)
+                by_gpu[index] = self.models[index].read(
+                    now, profiles, allocation=allocation, injected_xid=xid, straggle=straggle
+                )
+        out: list[Sample] = []
+        for gpu in self.gpus:
+            values = by_gpu[gpu.index]
             labels = tuple((field, values[field]) for field in self._label_fields)
             for family in self._families:
                 name = family.field_name

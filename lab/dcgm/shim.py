@@ -1,6 +1,7 @@
 """What the other constructs use of the DCGM shim, and nothing else: the Run:ai construct's in-process
-targets and its pod-resources hand-over, the workload's job classes, `lab fault`'s XID files, and the
-tag the shim emulates. Nothing in ``lab.dcgm`` is imported from outside the package but through here."""
+targets and its pod-resources hand-over, the workload's job classes, `lab fault`'s XID and throttle
+files, and the tag the shim emulates. Nothing in ``lab.dcgm`` is imported from outside the package
+but through here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from lab.dcgm.job_classes import JobClassesError, JobClassesReader, JobClassesWr
 from lab.dcgm.kubernetes import PodInfo, pod_resources_document
 from lab.dcgm.node import EmulatedNode, NodeConfig
 from lab.dcgm.server import ListeningHTTPServer, RunningShim, parse_listen_address, serve
+from lab.dcgm.throttle import CAUSES, write_throttle
 from lab.dcgm.xid import write_injected_xid
 
 
@@ -21,6 +23,7 @@ def emulated_counters() -> list[Counter]:
 
 
 __all__ = [
+    "CAUSES",
     "FB_TOTAL_MIB",
     "UPSTREAM_TAG",
     "EmulatedNode",
@@ -37,4 +40,5 @@ __all__ = [
     "pod_resources_document",
     "serve",
     "write_injected_xid",
+    "write_throttle",
 ]

@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
-from lab.dcgm.counters import load_counters
+from lab.dcgm.counters import THROTTLE_COUNTERS_PATH, load_counters
 from lab.dcgm.gpu_model import EMULATED_FIELDS
 from lab.dcgm.hpc import JobMappingError, apply_hpc_jobs
 from lab.dcgm.kubernetes import apply_pods
 from lab.dcgm.node import EmulatedNode, NodeConfig, ScrapeError
 from lab.dcgm.rendermetrics import render
 from lab.dcgm.samples import Sample, collector_value
+from lab.dcgm.throttle import CAUSES, write_throttle
 from lab.dcgm.xid import write_injected_xid
 
 from . import tag_renderer
@@ -36,8 +37,8 @@ def tag_binary() -> Path:
     return tag_renderer.build()
 
 
-def node(**config: Any) -> EmulatedNode:
-    counters = load_counters(supported_fields=EMULATED_FIELDS)
+def node(collectors: Path | None = None, **config: Any) -> EmulatedNode:
+    counters = load_counters(collectors, supported_fields=EMULATED_FIELDS)
     return EmulatedNode(NodeConfig(name=NODE, **config), counters, clock=lambda: 1_000.0)
 
 
@@ -139,6 +140,24 @@ def test_xid_attributes_on_every_gpu(tag_binary: Path, tmp_path: Path) -> None:
     )
     assert shim == tag
     assert b'err_code="79",err_msg="GPU has fallen off the bus",hpc_job="7"} 79' in shim
+
+
+def test_throttled_gpus_with_the_opt_in_throttle_profile(tag_binary: Path, tmp_path: Path) -> None:
+    throttles = tmp_path / "throttle"
+    for gpu, cause in enumerate(sorted(CAUSES)):
+        write_throttle(throttles, NODE, gpu, cause)
+    mapping = write_mapping(tmp_path / "j", {str(gpu): b"%d\n" % (60 + gpu // 2) for gpu in range(6)})
+    for collectors in (None, THROTTLE_COUNTERS_PATH):
+        emulated = node(collectors, throttle_dir=throttles, mapping_dir=mapping)
+        shim, tag = both(tag_binary, emulated)
+        assert shim == tag
+        families = 27 if collectors else 25
+        assert shim.count(b"\n") == 8 * families + 2 * families
+    assert b"# TYPE DCGM_FI_DEV_POWER_VIOLATION counter\n" in shim
+    assert (
+        b"# HELP DCGM_FI_DEV_THERMAL_VIOLATION Throttling duration due to thermal constraints (in ns).\n"
+        in shim
+    )
 
 
 def test_kubernetes_mode_with_pods_and_jobs(tag_binary: Path, tmp_path: Path) -> None:

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from lab.dcgm.counters import DEFAULT_COUNTERS_PATH, CountersError, load_counters, parse_counters
+from lab.dcgm.counters import (
+    DEFAULT_COUNTERS_PATH,
+    THROTTLE_COUNTERS_PATH,
+    CountersError,
+    load_counters,
+    parse_counters,
+)
 from lab.dcgm.gpu_model import EMULATED_FIELDS
 
 # etc/default-counters.csv active rows for 4.5.3-4.8.2 (field, type, help as written upstream).
@@ -73,8 +79,13 @@ def test_packaged_file_names_its_upstream_source_in_a_header_comment() -> None:
     assert "at tag 4.5.3-4.8.2 (commit 691c9276" in DEFAULT_COUNTERS_PATH.read_text()
 
 
-def test_every_emulated_field_is_in_the_default_set() -> None:
-    assert {row[0] for row in EXPECTED_DEFAULT} == EMULATED_FIELDS
+def test_every_emulated_field_is_in_the_default_set_or_the_throttle_profile() -> None:
+    throttle = {c.field_name for c in load_counters(THROTTLE_COUNTERS_PATH, supported_fields=EMULATED_FIELDS)}
+    assert {row[0] for row in EXPECTED_DEFAULT} | throttle == EMULATED_FIELDS
+    assert throttle - {row[0] for row in EXPECTED_DEFAULT} == {
+        "DCGM_FI_DEV_POWER_VIOLATION",
+        "DCGM_FI_DEV_THERMAL_VIOLATION",
+    }
 
 
 def test_columns_are_trimmed_and_comments_skipped_like_upstream() -> None:

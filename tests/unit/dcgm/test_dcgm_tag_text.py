@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lab import versions
-from lab.dcgm.counters import DEFAULT_COUNTERS_PATH, parse_counters
+from lab.dcgm.counters import DEFAULT_COUNTERS_PATH, THROTTLE_COUNTERS_PATH, parse_counters
 from lab.dcgm.field_ids import FIELD_IDS
 from lab.dcgm.gpu_model import EMULATED_FIELDS
 from lab.dcgm.xid import UNKNOWN_ERROR, XID_TEXT
@@ -56,6 +56,18 @@ def test_the_packaged_counters_are_the_tags_active_rows() -> None:
     tag = parse_counters(tag_file("etc/default-counters.csv"), source="default-counters.csv@tag")
     ours = parse_counters(DEFAULT_COUNTERS_PATH.read_text(), source=str(DEFAULT_COUNTERS_PATH))
     assert ours == tag
+
+
+def test_the_throttle_profile_is_the_tags_csv_with_its_violation_rows_enabled() -> None:
+    tag_text = tag_file("etc/default-counters.csv")
+    enabled = re.sub(r"^# (DCGM_FI_DEV_(?:POWER|THERMAL)_VIOLATION,)", r"\1", tag_text, flags=re.MULTILINE)
+    tag = parse_counters(enabled, source="default-counters.csv@tag, violation rows enabled")
+    ours = parse_counters(THROTTLE_COUNTERS_PATH.read_text(), source=str(THROTTLE_COUNTERS_PATH))
+    assert ours == tag
+    assert [c.field_name for c in ours if "VIOLATION" in c.field_name] == [
+        "DCGM_FI_DEV_POWER_VIOLATION",
+        "DCGM_FI_DEV_THERMAL_VIOLATION",
+    ]
 
 
 def test_the_xid_texts_are_the_tags_table() -> None:

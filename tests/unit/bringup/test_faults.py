@@ -1,0 +1,54 @@
+"""`lab fault throttle`: validated like `lab fault xid`, written where the shim reads it, recorded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lab.bringup import fault_record, faults
+from lab.dcgm.shim import CAUSES, write_throttle
+from lab.spec import slurm_blueprint as blueprint
+
+
+def test_a_throttle_is_written_atomically_where_the_shim_reads_it_and_recorded(
+    default_data: dict[str, Any], isolated_state: Path
+) -> None:
+    lab = blueprint.parse(default_data)
+    path = faults.inject_throttle(lab, "dgx-001", 3, "power-brake", CAUSES, write_throttle)
+    assert path == isolated_state / "default" / "shared" / "throttle" / "dgx-001" / "3"
+    assert path.read_text() == "power-brake\n"
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in path.parent.iterdir()] == ["3"], "no temporary file left behind"
+    (event,) = fault_record.active("default")
+    assert (event.kind, event.target, event.detail) == ("throttle", "dgx-001/3", "power-brake")
+    faults.inject_throttle(lab, "dgx-001", 3, "clear", CAUSES, write_throttle, by="a test")
+    assert not path.exists()
+    assert fault_record.active("default") == []
+    assert fault_record.read("default")[-1].by == "a test"
+
+
+def test_clearing_a_gpu_that_is_not_throttled_is_no_error(
+    default_data: dict[str, Any], isolated_state: Path
+) -> None:
+    faults.inject_throttle(blueprint.parse(default_data), "dgx-002", 0, "clear", CAUSES, write_throttle)
+    assert fault_record.active("default") == []
+
+
+@pytest.mark.parametrize(
+    ("node", "gpu", "cause", "message"),
+    [
+        ("dgx-009", 0, "thermal", "has no node"),
+        ("dgx-001", 8, "thermal", "use 0..7"),
+        ("dgx-001", -1, "thermal", "use 0..7"),
+        ("dgx-001", 0, "hot", "use one of power-brake, thermal, power-cap, or clear"),
+    ],
+)
+def test_bad_throttles_name_what_is_allowed_and_record_nothing(
+    default_data: dict[str, Any], isolated_state: Path, node: str, gpu: int, cause: str, message: str
+) -> None:
+    with pytest.raises(faults.FaultError, match=message):
+        faults.inject_throttle(blueprint.parse(default_data), node, gpu, cause, CAUSES, write_throttle)
+    assert not (isolated_state / "default" / "shared" / "throttle").exists()
+    assert fault_record.read("default") == []

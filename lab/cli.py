@@ -356,7 +356,7 @@ def fault_xid(
 
 @fault_app.command("throttle")
 def fault_throttle(
-    node: Annotated[str, typer.Argument(help="Slurm node name, e.g. dgx-001.")],
+    node: Annotated[str, typer.Argument(help="Node name: a Slurm node (dgx-001) or a Run:ai lab's node.")],
     gpu: Annotated[int, typer.Argument(help="GPU index on that node (0-7 on a DGX).")],
     cause: Annotated[str, typer.Argument(help="power-brake, thermal or power-cap; clear ends the throttle.")],
     lab: LabOption = None,
@@ -371,22 +371,18 @@ def fault_throttle(
     - **power-cap**: POWER_USAGE pinned at 350 W, SM clock → ~1635-1650 MHz.
 
     GPU_UTIL and GR_ENGINE_ACTIVE stay (kernels still run), DRAM_ACTIVE and NVLink fall with the
-    clock. The job's other GPUs on the node (same hpc_job) wait for it at every all-reduce: their
-    PIPE_TENSOR_ACTIVE, DRAM_ACTIVE and NVLink fall to the straggler's clock share (×0.5 for a power
-    brake) and their power with them; their SM clock and GPU_UTIL do not move. GPUs of other jobs do
-    not change. With the opt-in `throttle` collectors profile, DCGM_FI_DEV_POWER_VIOLATION (power-cap)
-    or DCGM_FI_DEV_THERMAL_VIOLATION (thermal) count 1 s per second. `clear` restores the GPU at the
-    next scrape (temperature relaxes with τ 60 s).
+    clock. The job's other GPUs on the node (same hpc_job; same pod in a Run:ai lab) wait for it at
+    every all-reduce: their PIPE_TENSOR_ACTIVE, DRAM_ACTIVE and NVLink fall to the straggler's clock
+    share (×0.5 for a power brake) and their power with them; their SM clock and GPU_UTIL do not
+    move. GPUs of other jobs do not change. With the opt-in `throttle` collectors profile,
+    DCGM_FI_DEV_POWER_VIOLATION (power-cap) or DCGM_FI_DEV_THERMAL_VIOLATION (thermal) count 1 s per
+    second. `clear` restores the GPU at the next scrape (temperature relaxes with τ 60 s).
     """
     from lab.bringup.faults import FaultError, inject_throttle
     from lab.dcgm.shim import CAUSES, write_throttle
 
     try:
         handle = kinds.attach(engine.require_engine(), lab)
-        if handle.kind != "slurm":
-            raise running.LabError(
-                f"lab '{handle.name}' is a {handle.kind} lab: `lab fault throttle` is for Slurm labs."
-            )
         path = inject_throttle(handle.blueprint, node, gpu, cause, tuple(CAUSES), write_throttle)
     except (*KNOWN_ERRORS, FaultError) as error:
         _fail(error)

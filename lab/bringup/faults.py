@@ -4,8 +4,9 @@ shim's fault file for one GPU.
 The file ``<lab state>/shared/xid/<node>/<gpu>`` is mounted read-only into every node container at
 /var/lib/aifactory-lab/shared/xid. The DCGM shim reports the code as DCGM_FI_DEV_XID_ERRORS on that
 GPU, the node's health check drains the node, and lab-gpu-app on that GPU dies like a CUDA program.
-The throttle file ``<lab state>/shared/throttle/<node>/<gpu>`` (same mount, .../shared/throttle)
-holds a clock-event cause; the shim slows that GPU and the other GPUs of its job wait for it. Each
+The throttle file ``<lab state>/shared/throttle/<node>/<gpu>`` (same mount, .../shared/throttle; in
+a Run:ai lab ``<lab state>/runai/throttle/``, which the Run:ai container writes and reads) holds a
+clock-event cause; the shim slows that GPU and the other GPUs of its job wait for it. Each
 XID or throttle set or cleared goes into the lab's fault record (:mod:`lab.bringup.fault_record`).
 """
 
@@ -16,6 +17,8 @@ from pathlib import Path
 
 from lab.bringup import fault_record
 from lab.contract import THROTTLE_DIR, XID_DIR, shared_dir
+from lab.paths import lab_state_dir
+from lab.spec.runai_blueprint import RunaiBlueprint
 from lab.spec.slurm_blueprint import Blueprint
 
 MAX_XID = 1000  # NVIDIA's XID catalogue numbers stay well below this
@@ -29,15 +32,26 @@ def xid_dir(lab: str) -> Path:
     return shared_dir(lab) / XID_DIR
 
 
-def throttle_dir(lab: str) -> Path:
-    return shared_dir(lab) / THROTTLE_DIR
+def throttle_dir(blueprint: Blueprint | RunaiBlueprint) -> Path:
+    """Where the shim of the lab reads throttles: the nodes' shared mount, or the Run:ai container's
+    output directory (RUNAI_OUT_MOUNT, a writable bind of ``<lab state>/runai``)."""
+    if isinstance(blueprint, RunaiBlueprint):
+        return lab_state_dir(blueprint.name) / "runai" / THROTTLE_DIR
+    return shared_dir(blueprint.name) / THROTTLE_DIR
 
 
-def _check_gpu(blueprint: Blueprint, node: str, gpu: int) -> None:
-    if node not in blueprint.nodes.names:
-        raise FaultError(f"lab '{blueprint.name}' has no node {node!r}; nodes: {blueprint.nodes.names[0]} …")
-    if not 0 <= gpu < blueprint.nodes.shape.gpus:
-        raise FaultError(f"GPU {gpu} does not exist on {node}: use 0..{blueprint.nodes.shape.gpus - 1}")
+def _node_gpus(blueprint: Blueprint | RunaiBlueprint) -> dict[str, int]:
+    if isinstance(blueprint, RunaiBlueprint):
+        return {name: pool.gpus_per_node for pool in blueprint.node_pools for name in pool.node_names()}
+    return dict.fromkeys(blueprint.nodes.names, blueprint.nodes.shape.gpus)
+
+
+def _check_gpu(blueprint: Blueprint | RunaiBlueprint, node: str, gpu: int) -> None:
+    gpus = _node_gpus(blueprint)
+    if node not in gpus:
+        raise FaultError(f"lab '{blueprint.name}' has no node {node!r}; nodes: {next(iter(gpus))} …")
+    if not 0 <= gpu < gpus[node]:
+        raise FaultError(f"GPU {gpu} does not exist on {node}: use 0..{gpus[node] - 1}")
 
 
 def inject_xid(
@@ -66,7 +80,7 @@ CLEAR = "clear"
 
 
 def inject_throttle(
-    blueprint: Blueprint,
+    blueprint: Blueprint | RunaiBlueprint,
     node: str,
     gpu: int,
     cause: str,
@@ -80,7 +94,7 @@ def inject_throttle(
     _check_gpu(blueprint, node, gpu)
     if cause != CLEAR and cause not in causes:
         raise FaultError(f"throttle cause {cause!r} is not known: use one of {', '.join(causes)}, or {CLEAR}")
-    path = write(throttle_dir(blueprint.name), node, gpu, None if cause == CLEAR else cause)
+    path = write(throttle_dir(blueprint), node, gpu, None if cause == CLEAR else cause)
     action: fault_record.Action = "cleared" if cause == CLEAR else "injected"
     fault_record.record(blueprint.name, "throttle", f"{node}/{gpu}", action, by, detail=cause)
     return path

@@ -1,7 +1,9 @@
 """The DCGM side of the construct: lab.dcgm emulated nodes in Kubernetes mode, fed by the scheduler.
 
 The shim's Kubernetes mode reads GPU -> pod assignments from a pod-resources JSON file on every scrape
-(``lab/dcgm/kubernetes.py``) and XID faults from ``<fault dir>/<node>/<gpu>`` (``lab/dcgm/xid.py``).
+(``lab/dcgm/kubernetes.py``), XID faults from ``<fault dir>/<node>/<gpu>`` (``lab/dcgm/xid.py``) and
+throttles from ``<out>/throttle/<node>/<gpu>``, which `lab fault throttle` writes from the host
+(``lab/dcgm/throttle.py``).
 This bridge writes both atomically (temp file + rename, never a half-written file) and holds one
 ``EmulatedNode`` per node in-process, on the simulated clock, so the DCGM series follow allocations
 exactly. Without an in-process hook in lab.dcgm, the file is the hand-over (described in docs/runai.md).
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.contract import THROTTLE_DIR
 from lab.dcgm.shim import (
     FB_TOTAL_MIB,
     EmulatedNode,
@@ -63,6 +66,7 @@ class DcgmBridge:
                 kubernetes=True,
                 pod_resources=self.pod_resources,
                 fault_dir=self.fault_dir,
+                throttle_dir=out_dir / THROTTLE_DIR,
                 seed=seed,
             )
             self.nodes[name] = EmulatedNode(

@@ -10,6 +10,8 @@ import pytest
 from lab.bringup import fault_record, faults
 from lab.dcgm.shim import CAUSES, write_throttle
 from lab.spec import slurm_blueprint as blueprint
+from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT
+from lab.spec.runai_blueprint import load as load_runai
 
 
 def test_a_throttle_is_written_atomically_where_the_shim_reads_it_and_recorded(
@@ -52,3 +54,18 @@ def test_bad_throttles_name_what_is_allowed_and_record_nothing(
         faults.inject_throttle(blueprint.parse(default_data), node, gpu, cause, CAUSES, write_throttle)
     assert not (isolated_state / "default" / "shared" / "throttle").exists()
     assert fault_record.read("default") == []
+
+
+def test_a_runai_lab_throttle_goes_where_its_container_reads_it(isolated_state: Path) -> None:
+    lab = load_runai(DEFAULT_RUNAI_BLUEPRINT)
+    pool = lab.node_pools[0]
+    node = pool.node_names()[0]
+    path = faults.inject_throttle(lab, node, pool.gpus_per_node - 1, "thermal", CAUSES, write_throttle)
+    assert path == isolated_state / lab.name / "runai" / "throttle" / node / str(pool.gpus_per_node - 1)
+    assert path.read_text() == "thermal\n"
+    with pytest.raises(faults.FaultError, match=f"use 0..{pool.gpus_per_node - 1}"):
+        faults.inject_throttle(lab, node, pool.gpus_per_node, "thermal", CAUSES, write_throttle)
+    with pytest.raises(faults.FaultError, match="has no node 'gpu-node-001'"):
+        faults.inject_throttle(lab, "gpu-node-001", 0, "thermal", CAUSES, write_throttle)
+    faults.inject_throttle(lab, node, pool.gpus_per_node - 1, "clear", CAUSES, write_throttle)
+    assert fault_record.active(lab.name) == []

@@ -232,6 +232,7 @@ def sh(
     """Run a command in a service container: `lab sh controller -- sinfo`. Exit code passed through.
 
     Without a command, opens an interactive shell. A node name of a rack lab runs in its rack.
+    typer.echo(f"  alert-receiver: {report['alert_receiver']}")
     """
 
     try:
@@ -315,6 +316,7 @@ def _mount_constructs() -> None:
     app.command("drill", no_args_is_help=True)(drill)
 
 
+    from lab.alerts.cli import alerts
 _mount_constructs()
 
 fault_app = typer.Typer(
@@ -324,6 +326,7 @@ app.add_typer(fault_app, name="fault")
 
 
 @fault_app.command("xid")
+    app.command("alerts")(alerts)
 def fault_xid(
     node: Annotated[str, typer.Argument(help="Slurm node name, e.g. dgx-003.")],
     gpu: Annotated[int, typer.Argument(help="GPU index on that node (0-7 on a DGX).")],

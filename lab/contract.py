@@ -18,13 +18,22 @@ from lab import paths, versions
 SLURMDBD_PORT = 6819  # slurmdbd's default DbdPort (slurmdbd.conf man page); the controller waits for it
 SLURMRESTD_PORT = 6820  # slurmrestd's listen port in the restd container
 PROMETHEUS_PORT = 9090  # Prometheus' default --web.listen-address
+ALERTMANAGER_PORT = 9093  # Alertmanager's default --web.listen-address, in the Prometheus container
+# The lab's webhook receiver (lab/alert_receiver.py), on 127.0.0.1 beside Alertmanager, never published:
+# 9094 is Alertmanager's cluster port, so the next one.
+ALERT_RECEIVER_PORT = 9095
 SLURM_EXPORTER_PORT = 9341  # the exporter's default :9341, Prometheus' registered Slurm exporter port
 DCGM_EXPORTER_PORT = 9400  # dcgm-exporter's default listen port (:9400)
 RUNAI_API_PORT = 9590  # the Run:ai emulator's /metrics, /kai/<pool>/metrics and /api/v1 (docs/runai.md)
 RUNAI_DCGM_FIRST_PORT = 9591  # node i of a Run:ai blueprint serves its DCGM target on 9591 + i
 KUBE_APISERVER_PORT = 6443  # kube-apiserver's --secure-port default, in the Run:ai lab's container
 # 127.0.0.1 on the host: beside a Slurm lab's 9090, and the API server off 6443 (a real cluster's).
-RUNAI_HOST_PORTS = {"runai": RUNAI_API_PORT, "prometheus": 9190, "kube-apiserver": 16443}
+RUNAI_HOST_PORTS = {
+    "runai": RUNAI_API_PORT,
+    "prometheus": 9190,
+    "alertmanager": 9193,
+    "kube-apiserver": 16443,
+}
 
 # Mounts and hand-over paths.
 SHARED_MOUNT = "/var/lib/aifactory-lab/shared"  # host → nodes, read-only: XID faults and job classes
@@ -36,6 +45,9 @@ THROTTLE_DIR = "throttle"  # under SHARED_MOUNT: `lab fault throttle` writes, th
 JOBS_DIR = "jobs"  # under SHARED_MOUNT
 JOB_CLASSES = "jobs/classes.json"  # under SHARED_MOUNT: the workload runner writes, the shim reads
 RUNAI_OUT_MOUNT = "/var/lib/aifactory-lab/runai"  # Run:ai emulator → host: events, logs, pod resources
+# The alert receiver → host: one JSON line per Alertmanager notification (`lab alerts` reads it).
+ALERTS_MOUNT = "/var/lib/aifactory-lab/alerts"
+ALERTS_FILE = "notifications.jsonl"  # under ALERTS_MOUNT
 KUBE_BUILD_MOUNT = "/opt/kube"  # host → Run:ai container, read-only: bin/, stages/, kai/ (lab.kube.binaries)
 KUBE_PKI_MOUNT = "/etc/kubernetes/pki"  # host → Run:ai container, read-only: the lab's certificates
 JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
@@ -56,6 +68,7 @@ LABEL_BOOT = "org.aifactory-lab.boot"  # lab-daemon (container-native) | systemd
 SERVICE_BY_PORT = {
     SLURMRESTD_PORT: "slurmrestd",
     PROMETHEUS_PORT: "prometheus",
+    ALERTMANAGER_PORT: "alertmanager",
     SLURM_EXPORTER_PORT: "slurm_exporter",
     RUNAI_API_PORT: "runai",
     KUBE_APISERVER_PORT: "kube-apiserver",
@@ -90,6 +103,11 @@ def slurm_config_dir(lab: str) -> Path:
     return paths.lab_state_dir(lab) / "slurm-config"
 
 
+def alerts_dir(lab: str) -> Path:
+    """The host side of ALERTS_MOUNT."""
+    return paths.lab_state_dir(lab) / "alerts"
+
+
 def ansible_vars() -> dict[str, Any]:
     """What the roles read as ``lab_contract``."""
     return {
@@ -98,6 +116,8 @@ def ansible_vars() -> dict[str, Any]:
                 "slurmdbd": SLURMDBD_PORT,
                 "slurmrestd": SLURMRESTD_PORT,
                 "prometheus": PROMETHEUS_PORT,
+                "alertmanager": ALERTMANAGER_PORT,
+                "alert_receiver": ALERT_RECEIVER_PORT,
                 "slurm_exporter": SLURM_EXPORTER_PORT,
                 "dcgm_exporter": DCGM_EXPORTER_PORT,
                 "runai_api": RUNAI_API_PORT,
@@ -106,6 +126,7 @@ def ansible_vars() -> dict[str, Any]:
             "mounts": {
                 "shared": SHARED_MOUNT,
                 "runai_out": RUNAI_OUT_MOUNT,
+                "alerts": ALERTS_MOUNT,
                 "slurm_config": SLURM_CONFIG_MOUNT,
             },
             "slurm_config_files": list(SLURM_CONFIG_FILES),
@@ -114,11 +135,13 @@ def ansible_vars() -> dict[str, Any]:
                 "job_classes": JOB_CLASSES,
                 "xid_dir": XID_DIR,
                 "throttle_dir": THROTTLE_DIR,
+                "alerts_file": ALERTS_FILE,
             },
             # The Debian packages the roles install on hosts that do not carry them (--hosts systemd).
             "packages": {
                 "slurm": versions.SLURM_DEB_VERSION,
                 "prometheus": versions.PROMETHEUS_DEB_VERSION,
+                "alertmanager": versions.ALERTMANAGER_DEB_VERSION,
             },
         }
     }

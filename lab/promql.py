@@ -66,3 +66,10 @@ def raw_range(base_url: str, selector: str, at: float) -> list[dict[str, Any]]:
 def targets(base_url: str) -> list[dict[str, Any]]:
     active: list[dict[str, Any]] = _get(base_url, "/api/v1/targets", {"state": "active"})["activeTargets"]
     return active
+
+
+def alerts(base_url: str) -> list[dict[str, Any]]:
+    """Every pending or firing alert of the alerting rules (/api/v1/alerts): labels, annotations,
+    state, activeAt, value."""
+    found: list[dict[str, Any]] = _get(base_url, "/api/v1/alerts", {})["alerts"]
+    return found

@@ -8,6 +8,8 @@ DEBIAN_MIRROR = "http://deb.debian.org/debian"
 # Debian 13 trixie's Slurm; every Slurm package in every image is installed at exactly this version.
 SLURM_DEB_VERSION = "24.11.5-4+deb13u1"
 PROMETHEUS_DEB_VERSION = "2.53.3+ds1-2"
+# Debian trixie's Alertmanager (`apt-cache policy prometheus-alertmanager` in the Prometheus image).
+ALERTMANAGER_DEB_VERSION = "0.28.1+ds-1"
 # SckyzO/slurm_exporter: `go install` of its module, else `go build` of the tag archive
 # (lab/slurm_exporter/binary.py).
 SLURM_EXPORTER_MODULE = "github.com/sckyzo/slurm_exporter/cmd/slurm_exporter"

@@ -35,6 +35,7 @@ ROLES = ("dcgm_job_mapping", "dcgm_health_check", "slurm_exporter", "prometheus"
 SCRIPT_DEFAULTS = {
     "dcgm_job_mapping": "dcgm_job_mapping_script_src",
     "dcgm_health_check": "dcgm_health_check_script_src",
+    "prometheus": "prometheus_alert_receiver_script_src",
 }
 COLLECTION_FILES = ("galaxy.yml", "README.md", "meta/runtime.yml")
 # Where a role's variable references live (files/ holds scripts, meta/ and README.md only prose).

@@ -46,13 +46,16 @@ class ContainerSpec:
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def prometheus_spec(lab: str, host_port: int) -> ContainerSpec:
+def prometheus_spec(lab: str, host_port: int, alertmanager_port: int) -> ContainerSpec:
+    """Prometheus with Alertmanager beside it (both published on 127.0.0.1: `lab alerts` reads them);
+    the alert receiver writes what Alertmanager delivered to the host's .lab/<lab>/alerts/."""
     return ContainerSpec(
         lab,
         "prometheus",
         "prometheus",
-        ports={contract.PROMETHEUS_PORT: host_port},
+        ports={contract.PROMETHEUS_PORT: host_port, contract.ALERTMANAGER_PORT: alertmanager_port},
         volumes={f"lab-{lab}-prometheus": "/var/lib/prometheus/metrics2"},
+        writable_binds={str(contract.alerts_dir(lab)): contract.ALERTS_MOUNT},
     )
 
 
@@ -75,7 +78,7 @@ def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
         ContainerSpec(
             lab, "restd", "restd", ports={contract.SLURMRESTD_PORT: blueprint.ports.slurmrestd}, binds=config
         ),
-        prometheus_spec(lab, blueprint.ports.prometheus),
+        prometheus_spec(lab, blueprint.ports.prometheus, blueprint.ports.alertmanager),
     ]
     node_tmpfs = {
         "/run": "mode=0755",
@@ -128,7 +131,9 @@ def runai_containers(model: RunaiBlueprint, kube_build: str, kube_pki: str) -> l
     (events, logs, pod resources) is the host's."""
     lab = model.name
     return [
-        prometheus_spec(lab, contract.RUNAI_HOST_PORTS["prometheus"]),
+        prometheus_spec(
+            lab, contract.RUNAI_HOST_PORTS["prometheus"], contract.RUNAI_HOST_PORTS["alertmanager"]
+        ),
         ContainerSpec(
             lab,
             "runai",

@@ -74,7 +74,14 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
     for role in SLURM_ROLES:
         extra = {"dcgm-shim": package_files(("dcgm",), modules=IMAGE_MODULES)} if role == "node" else None
         build(role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, extra)
-    build("prometheus", {"BASE": base, "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION})
+    build(
+        "prometheus",
+        {
+            "BASE": base,
+            "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION,
+            "ALERTMANAGER_VERSION": versions.ALERTMANAGER_DEB_VERSION,
+        },
+    )
     build(
         "runai",
         {"BASE": base},

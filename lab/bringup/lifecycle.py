@@ -22,7 +22,7 @@ DAEMONS_BY_ROLE = {
     "controller": ["munged", "slurmctld", "slurm_exporter"],
     "dbd": ["munged", "mariadb", "slurmdbd"],
     "restd": ["munged", "slurmrestd"],
-    "prometheus": ["prometheus"],
+    "prometheus": ["prometheus", "alertmanager", "alert-receiver"],
     "runai": ["runai"],
 }
 
@@ -132,7 +132,15 @@ def status(client: docker.DockerClient, lab: str, facts: dict[str, str]) -> dict
         "containers": rows,
         "nodes": _nodes(controller) if controller is not None else [],
         "endpoints": running.endpoints(client, lab),
+        "alert_receiver": alert_receiver(lab),
     }
+
+
+def alert_receiver(lab: str) -> str:
+    """Where the lab's alert receiver listens (inside the Prometheus container, never published) and
+    the host file it appends Alertmanager's notifications to."""
+    out = contract.alerts_dir(lab) / contract.ALERTS_FILE
+    return f"http://127.0.0.1:{contract.ALERT_RECEIVER_PORT} in prometheus → {out}"
 
 
 def _daemon_states(container: Any, role: str) -> dict[str, str]:
@@ -156,6 +164,7 @@ SYSTEMD_UNITS_BY_ROLE = {
     "dbd": ["munge", "mariadb", "slurmdbd"],
     "restd": ["munge", "slurmrestd"],
     "node": ["munge", "slurmd", "dcgm-shim"],
+    "prometheus": ["prometheus", "prometheus-alertmanager", "alert-receiver"],
 }
 
 

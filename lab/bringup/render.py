@@ -42,6 +42,10 @@ HOST_VARS: dict[str, dict[str, Any]] = {
 }
 
 
+# The rule files a Slurm lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
+RULE_AREAS = ("dcgm", "slurm")
+
+
 def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
     """The ``slurm_cluster`` variable every role and template reads."""
     shape = blueprint.nodes.shape
@@ -170,6 +174,7 @@ def inventory(
         **HOST_VARS[hosts],
         "prometheus_cluster_label": blueprint.slurm.cluster_name,
         "prometheus_scrape_jobs": scrape_jobs(blueprint, slurm_exporter),
+        "prometheus_rule_areas": list(RULE_AREAS),
         "ansible_python_interpreter": "/usr/bin/python3",
     }
     return {

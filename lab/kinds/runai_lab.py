@@ -24,6 +24,9 @@ from lab.spec.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
 from lab.spec.runai_blueprint import load as load_runai
 
 
+# The rule files a Run:ai lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
+RULE_AREAS = ("dcgm", "runai")
+
 def node_names(model: RunaiBlueprint) -> list[str]:
     return [name for pool in model.node_pools for name in pool.node_names()]
 
@@ -84,6 +87,7 @@ def inventory(model: RunaiBlueprint) -> dict[str, Any]:
                 "prometheus_cluster_label": model.name,
                 "prometheus_scrape_jobs": scrape_jobs(model),
             },
+                "prometheus_rule_areas": list(RULE_AREAS),
             "children": {"prometheus": host("prometheus"), "runai": host("runai")},
         }
     }
@@ -128,7 +132,7 @@ class RunaiKind:
                 "runai_log_verbosity": model.log_verbosity,
             },
             blueprint_source=source,
-            state_dirs=(state / "runai",),
+            state_dirs=(state / "runai", contract.alerts_dir(model.name)),
         )
         with lock.held(state, "up"):
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)

@@ -110,7 +110,7 @@ def render(
         inventory=document,
         extravars=extravars,
         blueprint_source=source,
-        state_dirs=(contract.slurm_config_dir(model.name),),
+        state_dirs=(contract.slurm_config_dir(model.name), contract.alerts_dir(model.name)),
         ssh=ssh_keys,
     )
 

@@ -157,6 +157,7 @@ class Ports(Strict):
 
     slurmrestd: Port = contract.SLURMRESTD_PORT
     prometheus: Port = contract.PROMETHEUS_PORT
+    alertmanager: Port = contract.ALERTMANAGER_PORT
     slurm_exporter: Port = contract.SLURM_EXPORTER_PORT
 
 

@@ -31,6 +31,7 @@ ROLES = ("dcgm_job_mapping", "dcgm_health_check", "slurm_exporter", "prometheus"
 SCRIPTS = {
     "roles/dcgm_job_mapping/files/dcgm-job-mapping": PROJECT_ROOT / "prolog" / "dcgm-job-mapping",
     "roles/dcgm_health_check/files/dcgm-xid-check": PROJECT_ROOT / "healthcheck" / "dcgm-xid-check",
+    "roles/prometheus/files/alert_receiver.py": PROJECT_ROOT / "lab" / "alert_receiver.py",
 }
 LAB_ONLY = ("dcgm_shim", "runai_emulator", "slurm_common", "slurmctld", "slurmd", "slurmdbd", "slurmrestd")
 SLURM_CASES = [
@@ -272,14 +273,17 @@ def test_the_installed_node_roles_run_without_slurm_cluster(
 
 
 @pytest.mark.parametrize(
-    ("role", "daemon", "variables"),
+    ("role", "daemons", "variables"),
     [
         pytest.param(
-            "slurm_exporter", "slurm_exporter", {"slurm_exporter_binary_src": "exporter"}, id="slurm_exporter"
+            "slurm_exporter",
+            ["slurm_exporter"],
+            {"slurm_exporter_binary_src": "exporter"},
+            id="slurm_exporter",
         ),
         pytest.param(
             "prometheus",
-            "prometheus",
+            ["alert-receiver", "alertmanager", "prometheus"],
             {
                 "prometheus_install_package": False,
                 "prometheus_cluster_label": "test",
@@ -292,7 +296,7 @@ def test_the_installed_node_roles_run_without_slurm_cluster(
     ],
 )
 def test_the_installed_roles_start_their_daemon_through_the_collections_daemon_role(
-    tmp_path: Path, standalone: dict[str, str], role: str, daemon: str, variables: dict[str, Any]
+    tmp_path: Path, standalone: dict[str, str], role: str, daemons: list[str], variables: dict[str, Any]
 ) -> None:
     """`include_role: name: daemon` in an installed role resolves to the collection's own daemon role,
     with no roles path (the standalone environment points ANSIBLE_ROLES_PATH at an empty directory).
@@ -311,19 +315,24 @@ def test_the_installed_roles_start_their_daemon_through_the_collections_daemon_r
     ]
     assert [(v["name"], v["path"]) for v in validations] == [
         (role, str(roles_dir / role)),
-        ("daemon", str(roles_dir / "daemon")),
+        *[("daemon", str(roles_dir / "daemon"))] * len(daemons),
     ], "the included daemon role is not the installed collection's"
-    included = {
-        result["action"]: result
+    included = [
+        (result["action"], result)
         for _, path, result in tasks
         if path.startswith(f"{roles_dir / 'daemon' / 'tasks' / 'main.yml'}:")
-    }
-    assert set(included) == {"ansible.builtin.raw", "ansible.builtin.systemd_service"}, included
-    # lab-daemon's task is reached (its condition holds) and skipped because check mode skips raw.
-    assert included["ansible.builtin.raw"]["skipped"]
-    assert "false_condition" not in included["ansible.builtin.raw"]
-    assert [item["item"] for item in included["ansible.builtin.systemd_service"]["results"]] == [daemon]
-    assert all("false_condition" in item for item in included["ansible.builtin.systemd_service"]["results"])
+    ]
+    assert [action for action, _ in included] == [
+        "ansible.builtin.raw",
+        "ansible.builtin.systemd_service",
+    ] * len(daemons), included
+    for raw in [result for action, result in included if action == "ansible.builtin.raw"]:
+        # lab-daemon's task is reached (its condition holds) and skipped because check mode skips raw.
+        assert raw["skipped"]
+        assert "false_condition" not in raw
+    units = [result for action, result in included if action == "ansible.builtin.systemd_service"]
+    assert [item["item"] for result in units for item in result["results"]] == daemons
+    assert all("false_condition" in item for result in units for item in result["results"])
 
 
 def _lab_cases() -> list[Any]:

@@ -16,7 +16,8 @@ from lab.paths import PROJECT_ROOT
 PACKAGE = PROJECT_ROOT / "lab"
 # Lowest first; a module may import only from its own layer or below. The command line is on top.
 LAYERS = {
-    "lab": 0,  # lab/__init__ and the foundation: paths, progress, versions, promql, contract, exposition
+    "lab": 0,  # lab/__init__ and the foundation: paths, progress, versions, promql, contract, exposition,
+    # alert_receiver
     "lab.spec": 1,
     "lab.bringup": 2,
     "lab.slurm_exporter": 3,
@@ -27,6 +28,7 @@ LAYERS = {
     "lab.churn": 4,
     "lab.drill": 4,
     "lab.kube": 4,  # the Kubernetes path: composes lab.runai and lab.dcgm over a real cluster
+    "lab.alerts": 4,
     "lab.kinds": 5,
 }
 COMMAND_LINE = 6

@@ -26,6 +26,7 @@ TEMPLATES = {
     "cgroup.conf": "slurm_common",
     "slurmdbd.conf": "slurmdbd",
     "prometheus.yml": "prometheus",
+    "alertmanager.yml": "prometheus",
 }
 CASES = [
     ("default.yaml", "container"),

@@ -7,7 +7,6 @@ derives every answer from it (F families per GPU, one node), as a real Prometheu
 from __future__ import annotations
 
 import json
-import threading
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from lab.churn.queries import queries
+from tests.unit.loopback import serving
 
 FAMILIES = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_GPU_TEMP")
 GPUS = 2
@@ -134,12 +134,5 @@ def serve(scenario: Scenario) -> Iterator[str]:
     handler = type("Handler", (_Handler,), {"scenario": scenario})
     asked = queries("dcgm", scenario.step_s, fresh_s=16, witness="DCGM_FI_DEV_GPU_UTIL")
     handler.names = {text: name for name, text in asked.items()}
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as url:
+        yield url

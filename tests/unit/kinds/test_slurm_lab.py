@@ -3,6 +3,7 @@ inventory with the lab's keys, and the lab's extra variables (the exporter's bin
 
 from pathlib import Path
 
+from lab import contract
 from lab.bringup import container_specs
 from lab.bringup.keys import LabKeys
 from lab.kinds import slurm_lab
@@ -31,3 +32,10 @@ def test_render_without_the_exporter_scrapes_no_slurm_job() -> None:
     assert rendered.extravars == {"dcgm_health_check_interval": 30}
     jobs = rendered.inventory["all"]["vars"]["prometheus_scrape_jobs"]
     assert [job["name"] for job in jobs] == ["dcgm"]
+
+
+def test_a_slurm_lab_loads_the_dcgm_and_slurm_rules_and_keeps_its_alerts() -> None:
+    model = load(DEFAULT_BLUEPRINT)
+    rendered = slurm_lab.render(model, DEFAULT_BLUEPRINT, KEYS, None)
+    assert rendered.inventory["all"]["vars"]["prometheus_rule_areas"] == ["dcgm", "slurm"]
+    assert contract.alerts_dir(model.name) in rendered.state_dirs  # made before the bind mount needs it

@@ -1,22 +1,27 @@
-"""What role prometheus promises on a fresh systemd host: Debian's package at the lab's pin, running
-the rendered configuration with the given scrape jobs (the running daemon is asked, not only the file)."""
+"""What role prometheus promises on a fresh systemd host: Debian's packages at the lab's pins, running
+the rendered configuration with the given scrape jobs and rule files, Alertmanager beside it and the
+alert receiver delivering to its file (the running daemons are asked, not only the files)."""
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
 
 import yaml
 
 BASE = "http://127.0.0.1:9090"
+ALERTMANAGER = "http://127.0.0.1:9093"
 JOBS = {"prometheus", "slurm", "dcgm", "runai"}
+AREAS = ("dcgm", "slurm", "runai")
+NOTIFICATIONS = "/var/lib/aifactory-lab/alerts/notifications.jsonl"
 
 
-def get(host, path: str) -> tuple[int, str]:
-    """GET http://127.0.0.1:9090<path> from inside the host (it has python3, no curl)."""
+def get(host, path: str, base: str = BASE) -> tuple[int, str]:
+    """GET <base><path> from inside the host (it has python3, no curl)."""
     script = (
         "import json, urllib.request; "
-        f"r = urllib.request.urlopen('{BASE}{path}', timeout=10); "
+        f"r = urllib.request.urlopen('{base}{path}', timeout=10); "
         "print(json.dumps([r.status, r.read().decode()]))"
     )
     status, body = json.loads(host.check_output(f'python3 -c "{script}"'))
@@ -94,4 +99,57 @@ def test_prometheus_scrapes_itself(host) -> None:
             assert result[0]["metric"]["instance"] == "localhost:9090"
             return
         assert time.monotonic() < deadline, f"up{{job='prometheus'}} is not 1 after 45 s: {result}"
+        time.sleep(1)
+
+
+def test_the_pinned_alertmanager_is_installed_and_its_unit_active(host) -> None:
+    assert host.package("prometheus-alertmanager").version == "0.28.1+ds-1"
+    for unit in ("prometheus-alertmanager", "alert-receiver"):
+        assert host.service(unit).is_enabled, unit
+        assert host.service(unit).is_running, unit
+
+
+def test_alertmanager_runs_the_checked_config_with_cluster_mode_off(host) -> None:
+    config = host.file("/etc/prometheus/alertmanager.yml")
+    assert (config.user, config.group, config.mode) == ("root", "prometheus", 0o640)
+    assert "SUCCESS" in host.check_output("amtool check-config /etc/prometheus/alertmanager.yml 2>&1")
+    status, body = get(host, "/api/v2/status", ALERTMANAGER)
+    assert status == 200
+    loaded = json.loads(body)
+    assert loaded["cluster"]["status"] == "disabled"
+    route = yaml.safe_load(loaded["config"]["original"])["route"]
+    assert (route["group_wait"], route["group_interval"], route["repeat_interval"]) == ("10s", "1m", "1h")
+
+
+def test_prometheus_sends_to_alertmanager_and_loads_every_rule_file(host) -> None:
+    active = api(host, "/api/v1/alertmanagers")["activeAlertmanagers"]
+    assert [am["url"] for am in active] == ["http://localhost:9093/api/v2/alerts"]
+    loaded = yaml.safe_load(api(host, "/api/v1/status/config")["yaml"])
+    assert loaded["rule_files"] == [f"/etc/prometheus/rules/{area}.yml" for area in AREAS]
+    for area in AREAS:
+        rules = host.file(f"/etc/prometheus/rules/{area}.yml")
+        assert (rules.user, rules.group, rules.mode) == ("root", "prometheus", 0o640)
+
+
+def test_an_alert_is_delivered_to_the_receivers_file(host) -> None:
+    check = uuid.uuid4().hex
+    alert = json.dumps([{"labels": {"alertname": "MoleculeCheck", "check": check}}])
+    script = (
+        "import urllib.request; "
+        f"r = urllib.request.Request('{ALERTMANAGER}/api/v2/alerts', data={alert!r}.encode(), "
+        "headers={'Content-Type': 'application/json'}); "
+        "print(urllib.request.urlopen(r, timeout=10).status)"
+    )
+    assert host.check_output("python3 -c %s", script) == "200"  # testinfra quotes the argument
+    deadline = time.monotonic() + 60  # group_wait is 10s
+    while True:
+        lines = (
+            host.file(NOTIFICATIONS).content_string.splitlines() if host.file(NOTIFICATIONS).exists else []
+        )
+        found = [json.loads(line) for line in lines if check in line]
+        if found:
+            assert found[0]["notification"]["version"] == "4"
+            assert found[0]["notification"]["receiver"] == "lab"
+            return
+        assert time.monotonic() < deadline, f"no notification with {check} in {NOTIFICATIONS} after 60 s"
         time.sleep(1)

@@ -1,0 +1,23 @@
+"""The Run:ai kind's inventory and containers carry the same alerting path as a Slurm lab's: the
+prometheus role's variables, Alertmanager published on 127.0.0.1, the alerts directory mounted."""
+
+from lab import contract
+from lab.bringup import container_specs
+from lab.kinds import runai_lab
+from lab.paths import BLUEPRINTS_DIR
+from lab.spec import runai_blueprint
+
+
+def test_a_runai_lab_loads_the_dcgm_and_runai_rules() -> None:
+    model = runai_blueprint.load(BLUEPRINTS_DIR / "runai.yaml")
+    variables = runai_lab.inventory(model)["all"]["vars"]
+    assert variables["prometheus_rule_areas"] == ["dcgm", "runai"]
+    assert {"prometheus_cluster_label", "prometheus_scrape_jobs"} <= set(variables)
+
+
+def test_a_runai_labs_prometheus_publishes_alertmanager_beside_it() -> None:
+    model = runai_blueprint.load(BLUEPRINTS_DIR / "runai.yaml")
+    specs = container_specs.runai_containers(model, "/build", "/pki")
+    prometheus = next(spec for spec in specs if spec.role == "prometheus")
+    assert prometheus.ports == {contract.PROMETHEUS_PORT: 9190, contract.ALERTMANAGER_PORT: 9193}
+    assert prometheus.writable_binds == {str(contract.alerts_dir(model.name)): contract.ALERTS_MOUNT}

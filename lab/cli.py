@@ -99,6 +99,14 @@ def up(
             help="Run the pinned Slurm exporter on the controller (--no-exporter: a lab without it)."
         ),
     ] = True,
+    prometheus_ui_source: Annotated[
+        Path | None,
+        typer.Option(
+            help="The tag's web/ui archive Prometheus' React UI is built from, once, with npm (default: "
+            "$LAB_PROMETHEUS_UI_SOURCE, else ../shared/vendor/prometheus-web-ui-2.53.3.tar.gz); its sha256 "
+            "must match lab/versions.py. When the build fails the lab comes up with Debian's page."
+        ),
+    ] = None,
     hosts: Annotated[
         str,
         typer.Option(
@@ -142,6 +150,7 @@ def up(
         keep_on_failure=keep_on_failure,
         exporter=exporter,
         exporter_source=exporter_source,
+        prometheus_ui_source=prometheus_ui_source,
         hosts=hosts,
         scenario=scenario,
         time_scale=time_scale,
@@ -207,6 +216,8 @@ def status(
     typer.echo(f"lab {report['lab']}")
     if "slurm_exporter" in report:
         typer.echo(f"slurm_exporter {versions.SLURM_EXPORTER_VERSION}: {report['slurm_exporter']}")
+    if "prometheus_ui" in report:
+        typer.echo(f"prometheus web UI {versions.PROMETHEUS_UI_VERSION}: {report['prometheus_ui']}")
     if "workload" in report:
         typer.echo(f"workload: {report['workload']}")
     for row in report["containers"]:

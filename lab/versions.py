@@ -21,6 +21,14 @@ SLURM_EXPORTER_BRANCH = "release-1.8"  # the branch the tag is on (--version "br
 SLURM_EXPORTER_ARCHIVE = "slurm_exporter-1.8.4.tar.gz"
 SLURM_EXPORTER_ARCHIVE_PREFIX = "slurm_exporter-1.8.4"
 SLURM_EXPORTER_ARCHIVE_SHA256 = "fa752e9de968d568cc7a68203f853de1dc020366a8860e8b54af03c9af011f24"
+# Prometheus' own web UI at the tag of Debian's package (upstream 2.53.3): Debian ships none. Built from
+# the tag's `web/ui` (`git archive … v2.53.3 web/ui`; ../shared/vendor/PROVENANCE.md) with npm, cached
+# (lab/prometheus_ui/build.py), installed where Debian's install-ui.sh puts a release's UI tarball.
+PROMETHEUS_UI_VERSION = "v2.53.3"
+PROMETHEUS_UI_COMMIT = "1491d29fb1e8f8acbab29fd54fd4ce9be2cbd7bc"  # the tag's commit
+PROMETHEUS_UI_ARCHIVE = "prometheus-web-ui-2.53.3.tar.gz"
+PROMETHEUS_UI_ARCHIVE_PREFIX = "prometheus-web-ui-2.53.3"
+PROMETHEUS_UI_ARCHIVE_SHA256 = "2c1ed69dc6b8c01411aafb60faf7bd8046727e71b05db9b548eee3fbb50c26b7"
 # NVIDIA dcgm-exporter, the release the DCGM shim renders as (lab/dcgm). Its unmodified tag archive and
 # the go-dcgm tree its go.mod requires build the conformance test's renderer (tests/conformance/).
 DCGM_EXPORTER_TAG = "4.5.3-4.8.2"

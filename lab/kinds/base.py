@@ -17,6 +17,7 @@ class UpOptions:
     keep_on_failure: bool = False
     exporter: bool = True  # Slurm: the pinned Slurm exporter on the controller
     exporter_source: Path | None = None  # Slurm: its tag archive, when the module proxy refuses the module
+    prometheus_ui_source: Path | None = None  # Prometheus' web UI: the tag's web/ui archive to build from
     hosts: str = "container"  # container (lab-daemon) | systemd (machine-like hosts over SSH; Slurm only)
     scenario: str = "baseline"  # Run:ai: the failure mode the driver scripts on the real cluster
     time_scale: float = 1.0  # Run:ai: blueprint seconds per wall second

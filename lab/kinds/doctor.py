@@ -21,6 +21,7 @@ import docker
 
 from lab.bringup.engine import MIN_FREE_GB
 from lab.paths import state_root
+from lab.prometheus_ui import build as prometheus_ui
 from lab.slurm_exporter.binary import DEFAULT_ARCHIVE, GO_FALLBACK, SOURCE_ENV, cache_dir, go_path
 
 MIN_PYTHON = (3, 11)
@@ -150,6 +151,32 @@ def check_exporter_source(
     )
 
 
+def check_web_ui_build(which: Which = shutil.which, root: Path | None = None) -> Finding:
+    """Prometheus' web UI: cached, else Node and npm to build it (without them: Debian's page)."""
+    hit = prometheus_ui.cached(root=root)
+    if hit is not None:
+        return Finding("npm", True, f"Prometheus web UI cached ({hit.tarball})")
+    missing = [tool for tool in ("node", "npm") if which(tool) is None]
+    if missing:
+        return Finding(
+            "npm",
+            False,
+            f"{' and '.join(missing)} not on PATH and no cached web UI: Prometheus would serve Debian's "
+            "page without its React UI",
+            "apt-get install nodejs npm (Node ≥ 20; the tag's web/ui/.nvmrc says v20.5.1)",
+        )
+    return Finding("npm", True, f"{which('npm')} (builds Prometheus' web UI at the first `lab up`)")
+
+
+def check_chromium(which: Which = shutil.which) -> Finding:
+    return check_tool(
+        "chromium",
+        "apt-get install chromium",
+        which,
+        "the headless browser of tests/lab/test_prometheus_ui.py",
+    )
+
+
 def check_disk(
     root: Path | None = None,
     need_gb: float = MIN_FREE_GB,
@@ -186,6 +213,8 @@ def run_all() -> list[Finding]:
         check_go(),
         check_cc(),
         check_exporter_source(),
+        check_web_ui_build(),
+        check_chromium(),
         check_ansible(),
         check_just(),
         check_disk(),

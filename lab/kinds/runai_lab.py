@@ -20,6 +20,7 @@ from lab.kinds.base import UpOptions
 from lab.kube import binaries, controlplane, pki
 from lab.paths import lab_state_dir
 from lab.progress import Progress
+from lab.prometheus_ui import build as prometheus_ui
 from lab.spec.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
 from lab.spec.runai_blueprint import load as load_runai
 
@@ -93,6 +94,21 @@ def inventory(model: RunaiBlueprint) -> dict[str, Any]:
     }
 
 
+def extravars(
+    model: RunaiBlueprint, source: Path, options: UpOptions, web_ui: prometheus_ui.UiBuild | None
+) -> dict[str, Any]:
+    """The lab's extra variables: the Run:ai driver's, and Prometheus' web UI when it was built."""
+    return {
+        "runai_blueprint_src": str(source.resolve()),
+        "runai_scenario": options.scenario,
+        "runai_time_scale": options.time_scale,
+        "runai_seed": options.seed,
+        "runai_node_pools": [pool.name for pool in model.node_pools],
+        "runai_log_verbosity": model.log_verbosity,
+        **prometheus_ui.install_vars(web_ui),
+    }
+
+
 class RunaiKind:
     name = "runai"
     errors: tuple[type[Exception], ...] = (RunaiBlueprintError, ProvisionError, binaries.BuildError)
@@ -119,18 +135,14 @@ class RunaiKind:
             f"https://127.0.0.1:{contract.KUBE_APISERVER_PORT}",
         )
         _write_user_kubeconfig(state / "kubeconfig", creds)
+        web_ui = prometheus_ui.prepare(
+            progress, options.prometheus_ui_source, state / prometheus_ui.STATUS_FILE
+        )
         rendered = lifecycle.Rendered(
             name=model.name,
             specs=container_specs.runai_containers(model, str(built.directory), str(creds.directory)),
             inventory=inventory(model),
-            extravars={
-                "runai_blueprint_src": str(source.resolve()),
-                "runai_scenario": options.scenario,
-                "runai_time_scale": options.time_scale,
-                "runai_seed": options.seed,
-                "runai_node_pools": [pool.name for pool in model.node_pools],
-                "runai_log_verbosity": model.log_verbosity,
-            },
+            extravars=extravars(model, source, options, web_ui),
             blueprint_source=source,
             state_dirs=(state / "runai", contract.alerts_dir(model.name)),
         )
@@ -148,7 +160,8 @@ class RunaiKind:
 
     def facts(self, name: str) -> dict[str, str]:
         kubeconfig = lab_state_dir(name) / "kubeconfig"
-        return {"kubeconfig": str(kubeconfig)} if kubeconfig.exists() else {}
+        found = {"kubeconfig": str(kubeconfig)} if kubeconfig.exists() else {}
+        return {**found, **prometheus_ui.facts(lab_state_dir(name))}
 
 
 def _write_user_kubeconfig(path: Path, creds: pki.Credentials) -> None:

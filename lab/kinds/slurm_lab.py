@@ -17,6 +17,7 @@ from lab.bringup.slurmrestd import RestError
 from lab.kinds.base import UpOptions
 from lab.paths import lab_state_dir
 from lab.progress import Progress
+from lab.prometheus_ui import build as prometheus_ui
 from lab.slurm_exporter import binary as exporter
 from lab.spec import slurm_blueprint
 from lab.spec.slurm_blueprint import Blueprint
@@ -59,6 +60,9 @@ class SlurmKind:
                 f"{built.how} → {built.binary}\n" if built else "off (lab up --no-exporter)\n",
                 encoding="utf-8",
             )
+            web_ui = prometheus_ui.prepare(
+                progress, options.prometheus_ui_source, state / prometheus_ui.STATUS_FILE
+            )
             ssh_keys = None
             if hosts == "systemd":
                 names = [spec.hostname for spec in container_specs.slurm_containers(model)]
@@ -66,7 +70,7 @@ class SlurmKind:
                 images.write_tar(
                     shim_package(model.name), images.package_files(("dcgm",), images.IMAGE_MODULES)
                 )
-            rendered = render(model, source, lab_keys, built.binary if built else None, ssh_keys)
+            rendered = render(model, source, lab_keys, built.binary if built else None, ssh_keys, web_ui)
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
         return running.attach(engine.require_engine(), model.name, self.name, model)
 
@@ -79,6 +83,7 @@ class SlurmKind:
         return {
             "slurm_exporter": status.read_text().strip() if status.exists() else "unknown",
             "workload": f"live (pid {pid})" if pid else "stopped",
+            **prometheus_ui.facts(lab_state_dir(name)),
         }
 
 
@@ -88,6 +93,7 @@ def render(
     lab_keys: LabKeys,
     binary: Path | None,
     ssh_keys: ssh.SshKeys | None = None,
+    web_ui: prometheus_ui.UiBuild | None = None,
 ) -> lifecycle.Rendered:
     """Everything the bring-up of a Slurm lab needs (pure): on container-native hosts, or with
     ``ssh_keys`` on machine-like ones (systemd, reached over SSH, packages installed by the roles)."""
@@ -96,6 +102,7 @@ def render(
     extravars: dict[str, Any] = {"dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S}
     if binary is not None:
         extravars["slurm_exporter_binary_src"] = str(binary)
+    extravars.update(prometheus_ui.install_vars(web_ui))
     specs = container_specs.slurm_containers(model)
     if ssh_keys is not None:
         document["all"]["vars"].update(

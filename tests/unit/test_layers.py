@@ -24,6 +24,7 @@ LAYERS = {
     "lab.dcgm": 3,
     "lab.workload": 3,
     "lab.runai": 3,
+    "lab.prometheus_ui": 3,
     "lab.capture": 4,
     "lab.churn": 4,
     "lab.drill": 4,

@@ -5,8 +5,10 @@ from typing import Any
 
 import pytest
 
+from lab import versions
 from lab.kinds import doctor
 from lab.kinds.doctor import Finding
+from lab.prometheus_ui import build as prometheus_ui
 from lab.slurm_exporter.binary import SOURCE_ENV
 
 
@@ -29,6 +31,7 @@ def go_run(output: str) -> Callable[..., Any]:
         (doctor.check_ansible, "pip install -e '.[dev]'"),
         (doctor.check_just, "pip install -e '.[dev]'"),
         (doctor.check_cc, "apt-get install gcc"),
+        (doctor.check_chromium, "apt-get install chromium"),
     ],
 )
 def test_a_missing_tool_is_reported_with_a_fix_naming_its_package(
@@ -47,6 +50,7 @@ def test_a_missing_tool_is_reported_with_a_fix_naming_its_package(
         (doctor.check_ansible, "ansible-playbook"),
         (doctor.check_just, "just"),
         (doctor.check_cc, "gcc"),
+        (doctor.check_chromium, "chromium"),
     ],
 )
 def test_a_present_tool_passes_with_its_path(check: Callable[..., Finding], tool: str) -> None:
@@ -162,8 +166,33 @@ def test_run_all_covers_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
         "go",
         "gcc",
         "exporter",
+        "npm",
+        "chromium",
         "ansible-playbook",
         "just",
         "disk",
         "cgroup",
     ]
+
+
+def test_no_npm_and_no_cached_web_ui_says_prometheus_would_serve_debians_page(tmp_path: Path) -> None:
+    finding = doctor.check_web_ui_build(which=which_of({"node": "/usr/bin/node"}), root=tmp_path)
+    assert not finding.ok and finding.name == "npm"
+    assert "npm not on PATH" in finding.detail and "Debian's page" in finding.detail
+    assert "apt-get install nodejs npm" in finding.fix
+
+
+def test_npm_builds_the_web_ui_when_nothing_is_cached(tmp_path: Path) -> None:
+    finding = doctor.check_web_ui_build(
+        which=which_of({"node": "/usr/bin/node", "npm": "/usr/bin/npm"}), root=tmp_path
+    )
+    assert finding.ok and finding.detail.startswith("/usr/bin/npm")
+
+
+def test_a_cached_web_ui_needs_no_npm(tmp_path: Path) -> None:
+    entry = prometheus_ui.entry_dir(versions.PROMETHEUS_UI_ARCHIVE_SHA256, tmp_path)
+    entry.mkdir(parents=True)
+    (entry / versions.PROMETHEUS_UI_ARCHIVE).write_bytes(b"")
+    (entry / "build.json").write_text('{"how": "built"}')
+    finding = doctor.check_web_ui_build(which=which_of({}), root=tmp_path)
+    assert finding.ok and str(entry) in finding.detail

@@ -98,8 +98,16 @@ bench:
     python bench/bench_workload.py --plan-only
     python bench/bench_runai.py
 
+# The rule files pass `promtool check rules`, and their unit tests (tests/rules/, cut from captures/)
+# pass `promtool test rules`, with the lab's pinned promtool (the Prometheus image `lab up` builds)
+rules-test:
+    python3 tests/rules/cut_series.py --check
+    image="$(python3 -c 'from lab.bringup.images import role_image; print(role_image("prometheus"))')"; \
+    docker run --rm -v "$PWD:/w:ro" -w /w "$image" promtool check rules ansible/roles/prometheus/files/rules/*.yml; \
+    docker run --rm -v "$PWD:/w:ro" -w /w "$image" promtool test rules tests/rules/*.test.yml
+
 # The checks that need no running lab (CI runs them before `just test`)
-static: fmt-check lint typecheck gen-check env-check docs-check race hygiene ansible-lint ui-check compose-check helm-test
+static: fmt-check lint typecheck gen-check env-check docs-check race hygiene ansible-lint rules-test ui-check compose-check helm-test
 
 # Everything the definition of done names: the static checks, every test (unit and lab), signal fidelity
 check: static test signal-fidelity

@@ -232,6 +232,7 @@ def status(
     typer.echo("endpoints")
     for service, url in report["endpoints"].items():
         typer.echo(f"  {service}: {url}")
+    typer.echo(f"  alert-receiver: {report['alert_receiver']}")
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
@@ -243,7 +244,6 @@ def sh(
     """Run a command in a service container: `lab sh controller -- sinfo`. Exit code passed through.
 
     Without a command, opens an interactive shell. A node name of a rack lab runs in its rack.
-    typer.echo(f"  alert-receiver: {report['alert_receiver']}")
     """
 
     try:
@@ -316,6 +316,7 @@ def inventory(
 
 
 def _mount_constructs() -> None:
+    from lab.alerts.cli import alerts
     from lab.churn.cli import app as churn_app
     from lab.drill.cli import drill
     from lab.runai.cli import app as runai_app
@@ -325,9 +326,9 @@ def _mount_constructs() -> None:
     app.add_typer(workload_app, name="workload")
     app.add_typer(churn_app, name="churn")
     app.command("drill", no_args_is_help=True)(drill)
+    app.command("alerts")(alerts)
 
 
-    from lab.alerts.cli import alerts
 _mount_constructs()
 
 fault_app = typer.Typer(
@@ -337,7 +338,6 @@ app.add_typer(fault_app, name="fault")
 
 
 @fault_app.command("xid")
-    app.command("alerts")(alerts)
 def fault_xid(
     node: Annotated[str, typer.Argument(help="Slurm node name, e.g. dgx-003.")],
     gpu: Annotated[int, typer.Argument(help="GPU index on that node (0-7 on a DGX).")],

@@ -24,9 +24,9 @@ from lab.prometheus_ui import build as prometheus_ui
 from lab.spec.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
 from lab.spec.runai_blueprint import load as load_runai
 
-
 # The rule files a Run:ai lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
 RULE_AREAS = ("dcgm", "runai")
+
 
 def node_names(model: RunaiBlueprint) -> list[str]:
     return [name for pool in model.node_pools for name in pool.node_names()]
@@ -87,8 +87,8 @@ def inventory(model: RunaiBlueprint) -> dict[str, Any]:
                 "slurm_service_mode": "container",
                 "prometheus_cluster_label": model.name,
                 "prometheus_scrape_jobs": scrape_jobs(model),
-            },
                 "prometheus_rule_areas": list(RULE_AREAS),
+            },
             "children": {"prometheus": host("prometheus"), "runai": host("runai")},
         }
     }

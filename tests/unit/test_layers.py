@@ -28,8 +28,8 @@ LAYERS = {
     "lab.capture": 4,
     "lab.churn": 4,
     "lab.drill": 4,
-    "lab.kube": 4,  # the Kubernetes path: composes lab.runai and lab.dcgm over a real cluster
     "lab.alerts": 4,
+    "lab.kube": 4,  # the Kubernetes path: composes lab.runai and lab.dcgm over a real cluster
     "lab.kinds": 5,
 }
 COMMAND_LINE = 6

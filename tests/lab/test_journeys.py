@@ -151,3 +151,70 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
     )
     state = controller.check_output(f"sacct -X -n -P -j {faulted.job} -o User,State,ExitCode,NodeList")
     assert state.strip() == f"alice|FAILED|1:0|{faulted.node}"
+
+
+@pytest.fixture
+def braked_gpu_of_a_running_job(host: Callable[[str], Host], default_lab: Blueprint) -> Iterator[Faulted]:
+    """A power brake on one GPU of a running 4-GPU job; afterwards the brake is cleared (`lab fault`
+    records both), the job cancelled and the alert resolved."""
+    controller = host("controller")
+    job = submit_gpu_job(controller, f"--gres=gpu:{JOB_GPUS}", 600, time_limit_min=12)
+    node, gpus = running_job_gpus(controller, job)
+    gpu = sorted(gpus, key=int)[1]
+    clocks = f'DCGM_FI_DEV_SM_CLOCK{{hpc_job="{job}"}}'
+    prometheus = _prometheus(default_lab)
+    wait_for(lambda: len(promql.query(prometheus, clocks)) == JOB_GPUS, 60, f"job {job}'s GPUs in Prometheus")
+    injected_at = time.time()
+    run_lab("fault", "throttle", node, gpu, "power-brake", "--lab", default_lab.name)
+    try:
+        yield Faulted(job, node, gpu, gpus, injected_at)
+    finally:
+        cleared_at = time.time()
+        run_lab("fault", "throttle", node, gpu, "clear", "--lab", default_lab.name)
+        controller.run(f"scancel {job}")
+        wait_for(
+            lambda: _deliveries(default_lab, "GPUSlowerThanItsJob", "resolved", cleared_at),
+            DELIVERY_TIMEOUT_S,
+            "GPUSlowerThanItsJob resolved and delivered",
+        )
+
+
+def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its_job_waiting(
+    braked_gpu_of_a_running_job: Faulted, default_lab: Blueprint
+) -> None:
+    faulted, prometheus = braked_gpu_of_a_running_job, _prometheus(default_lab)
+    found = wait_for(
+        lambda: _deliveries(default_lab, "GPUSlowerThanItsJob", "firing", faulted.injected_at),
+        DELIVERY_TIMEOUT_S + 60,  # the rule's median over 1m and its `for: 1m` come first
+        "GPUSlowerThanItsJob delivered to the receiver",
+    )
+    delivered = found[-1]
+    seconds = _unix(delivered.received_at) - faulted.injected_at
+    print(f"GPUSlowerThanItsJob delivered {seconds:.1f} s after the fault")  # BENCHMARKS.md
+    labels = _alert(delivered, "GPUSlowerThanItsJob")
+    assert (labels["hpc_job"], labels["Hostname"], labels["gpu"]) == (faulted.job, faulted.node, faulted.gpu)
+    assert labels["severity"] == "warning"
+    assert len([a for a in delivered.alerts if a["labels"]["alertname"] == "GPUSlowerThanItsJob"]) == 1
+
+    # Walk, step 1: the job's GPUs side by side; only the straggler's median clock is low (a power
+    # brake halves it: 990 MHz, signals/dcgm.md "Throttled GPU").
+    selector = f'hpc_job="{faulted.job}"'
+    clocks = promql.query(
+        prometheus, f"max by (gpu) (quantile_over_time(0.5, DCGM_FI_DEV_SM_CLOCK{{{selector}}}[1m]))"
+    )
+    by_gpu = {s.labels["gpu"]: s.value for s in clocks}
+    assert set(by_gpu) == faulted.gpus and by_gpu[faulted.gpu] == 990.0, by_gpu
+    assert all(mhz == 1980.0 for gpu, mhz in by_gpu.items() if gpu != faulted.gpu), by_gpu
+    # Step 2: the cause on the straggler: its board power far below its peers' (a braked GPU draws
+    # ~130 W against ~430 W for a GPU that waits for it).
+    power = promql.query(
+        prometheus, f"max by (gpu) (avg_over_time(DCGM_FI_DEV_POWER_USAGE{{{selector}}}[1m]))"
+    )
+    watts = {s.labels["gpu"]: s.value for s in power}
+    assert watts[faulted.gpu] < 0.5 * min(w for gpu, w in watts.items() if gpu != faulted.gpu), watts
+    # Step 3: the job waits for it: the other GPUs' tensor activity is below what the job's own
+    # healthy minute showed before the fault (a waiting GPU computes half of each step: ~0.33 → ~0.16).
+    tensor = f'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{selector},gpu!="{faulted.gpu}"}}'
+    now = promql.query(prometheus, f"avg(avg_over_time({tensor}[1m]))")
+    before = promql.query(prometheus, f"avg(avg_over_time({tensor}[1m]))", at=faulted.injected_at)
+    assert now and before and now[0].value < 0.75 * before[0].value, (now, before)

@@ -1,10 +1,12 @@
 """The journeys on the Slurm lab, end to end: a fault the lab injects as it happens on a real cluster,
 the alert the project's rules fire on it delivered through the real Alertmanager to the lab's
-receiver with the job, node and GPU it concerns, and every step of the walk in docs/journeys.md
-returning exactly the cause. Each test clears its fault and waits for the alert to resolve."""
+receiver with the job, node and GPU it concerns, every step of the walk in docs/journeys.md returning
+exactly the cause, and every panel of the journey's dashboard answering while the fault is in. Each
+test clears its fault and waits for the alert to resolve."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +18,7 @@ from testinfra.host import Host
 
 from lab import contract, promql
 from lab.alerts.listing import Delivered, read_delivered
+from lab.paths import PROJECT_ROOT
 from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
@@ -27,6 +30,28 @@ JOB_GPUS = 4
 FAULTED_XID = 79  # "GPU has fallen off the bus": the XID the health check drains for, sticky until reset
 # Fault to delivery: a 15 s scrape, a 15 s evaluation, no `for:`, then Alertmanager's group_wait.
 DELIVERY_TIMEOUT_S = 150
+
+
+DASHBOARDS = PROJECT_ROOT / "ansible" / "roles" / "prometheus" / "files" / "dashboards"
+VARIABLE = re.compile(r"\$\{?(\w+)\}?")
+
+
+def _silent_panels(prometheus: str, dashboard: str) -> list[str]:
+    """The panels of a journey's dashboard whose query errors or returns nothing, each with why: the
+    queries as Grafana sends them with every template variable set to All (its allValue, ``.*``)."""
+    document = json.loads((DASHBOARDS / dashboard).read_text())
+    silent = []
+    for panel in document["panels"]:
+        for target in panel["targets"]:
+            expr = VARIABLE.sub(".*", target["expr"])
+            try:
+                answered = promql.query(prometheus, expr)
+            except promql.PrometheusError as error:
+                silent.append(f"{panel['title']}: {error}")
+                continue
+            if not answered:
+                silent.append(f"{panel['title']}: no series for {expr}")
+    return silent
 
 
 @dataclass(frozen=True)
@@ -151,6 +176,8 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
     )
     state = controller.check_output(f"sacct -X -n -P -j {faulted.job} -o User,State,ExitCode,NodeList")
     assert state.strip() == f"alice|FAILED|1:0|{faulted.node}"
+    # The journey's dashboard: every panel answers while the fault is in.
+    assert not _silent_panels(prometheus, "journey-failed-job-gpu-fault.json")
 
 
 @pytest.fixture
@@ -218,3 +245,5 @@ def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its
     now = promql.query(prometheus, f"avg(avg_over_time({tensor}[1m]))")
     before = promql.query(prometheus, f"avg(avg_over_time({tensor}[1m]))", at=faulted.injected_at)
     assert now and before and now[0].value < 0.75 * before[0].value, (now, before)
+    # The journey's dashboard: every panel answers while the fault is in.
+    assert not _silent_panels(prometheus, "journey-slow-job-throttled-gpu.json")

@@ -36,7 +36,7 @@ from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
 pytestmark = pytest.mark.lab
 
 LAB = "machines"
-PORTS = {"slurmrestd": 6823, "prometheus": 9094, "slurm_exporter": 9354}
+PORTS = {"slurmrestd": 6823, "prometheus": 9094, "alertmanager": 9097, "slurm_exporter": 9354}
 # Every host's units, as `lab status` names them (tests below check each one's MainPID).
 UNITS = lifecycle.SYSTEMD_UNITS_BY_ROLE
 # What reads slurm.conf (and so restarts when one of its values changes); everything else keeps running.

@@ -97,6 +97,13 @@ def _scraped_again(probe: Probe, record: Record, since: float) -> bool:
     return True
 
 
+def _scrape_interval(probe: Probe) -> float | None:
+    try:
+        return probe.scrape_interval_s()
+    except DrillError:
+        return None
+
+
 def _preflight(probe: Probe) -> None:
     """The lab answers, no fault of the fault record is still in and the last one has settled (so
     the gap check sees only this drill), and every target is up."""
@@ -105,8 +112,6 @@ def _preflight(probe: Probe) -> None:
     if still_in:
         faults = ", ".join(f"{e.kind} {e.target} (by {e.by})" for e in still_in)
         raise DrillError(f"fault(s) still in on lab '{lab}': {faults}. Fix: clear them, then drill.")
-    settled = fault_record.settled_since(lab, 2 * probe.scrape_interval_s())
-    probe.until(lambda: time.time() >= settled, max(0.0, settled - time.time()) + 5, "the last fault settled")
     probe.until(probe.controller_answers, 60, "slurmctld answering before the drill")
     probe.until(probe.prometheus_ready, 60, "Prometheus answering before the drill")
     probe.until(
@@ -114,6 +119,10 @@ def _preflight(probe: Probe) -> None:
         90,
         "every target up before the drill",
     )
+    # Polled: a Prometheus that a drill restarted has no targets for a moment (and `up` none to check).
+    interval = probe.until(lambda: _scrape_interval(probe), 60, "Prometheus' targets before the drill")
+    settled = fault_record.settled_since(lab, 2 * interval)
+    probe.until(lambda: time.time() >= settled, max(0.0, settled - time.time()) + 5, "the last fault settled")
 
 
 def _nothing_lost(probe: Probe, record: Record, start: float, end: float) -> list[Check]:

@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.paths import atomic_write
+from lab.dcgm.fault_files import read_fault, write_fault
 
 # DCGM_CLOCKS_EVENT_REASON_* (dcgm_fields.h; nvmlClocksEventReasons in the NVML API reference).
 SW_POWER_CAP = 0x04  # "clocks have been optimized to ensure not to exceed currently set power limits"
@@ -83,14 +83,13 @@ CAUSES: dict[str, Cause] = {
 def write_throttle(throttle_dir: Path, node: str, gpu: int, cause: str | None) -> Path:
     """Throttle ``node``'s GPU ``gpu`` by ``cause`` (None clears it), atomically: the shim never reads
     half a name. Mode 0644: the shim reads it as its own user."""
-    path = throttle_dir / node / str(gpu)
     if cause is None:
+        path = throttle_dir / node / str(gpu)
         path.unlink(missing_ok=True)
-    else:
-        if cause not in CAUSES:
-            raise ValueError(f"unknown throttle cause {cause!r}; use one of {', '.join(CAUSES)}")
-        atomic_write(path, f"{cause}\n", mode=0o644)
-    return path
+        return path
+    if cause not in CAUSES:
+        raise ValueError(f"unknown throttle cause {cause!r}; use one of {', '.join(CAUSES)}")
+    return write_fault(throttle_dir, node, gpu, cause)
 
 
 def read_throttle(throttle_dir: Path, node: str, gpu: int, log: logging.Logger) -> Cause | None:
@@ -98,14 +97,10 @@ def read_throttle(throttle_dir: Path, node: str, gpu: int, log: logging.Logger) 
 
     A bad file is logged and ignored: fault injection must never fail a scrape.
     """
+    text = read_fault(throttle_dir, node, gpu, "throttle", log)
+    if text is None:
+        return None
     path = throttle_dir / node / str(gpu)
-    try:
-        text = path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as error:
-        log.warning("Cannot read throttle file %s: %s; ignored", path, error)
-        return None
     cause = CAUSES.get(text)
     if cause is None:
         log.warning(

@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from lab.dcgm.fault_files import read_fault, write_fault
 from lab.dcgm.samples import ERR_CODE_ATTRIBUTE, ERR_MSG_ATTRIBUTE, Pairs
-from lab.paths import atomic_write
 
 UNKNOWN_ERROR = "Unknown Error"
 
@@ -208,26 +208,16 @@ def xid_attributes(code: int) -> Pairs:
 
 
 def write_injected_xid(fault_dir: Path, node: str, gpu: int, code: int) -> Path:
-    """Set ``node``'s GPU ``gpu`` to XID ``code`` (0 clears it), atomically: the shim never reads half.
-    Mode 0644: lab-gpu-app reads it as the job's user."""
-    path = fault_dir / node / str(gpu)
-    atomic_write(path, f"{code}\n", mode=0o644)
-    return path
+    """Set ``node``'s GPU ``gpu`` to XID ``code`` (0 clears it), atomically: the shim never reads half."""
+    return write_fault(fault_dir, node, gpu, str(code))
 
 
 def read_injected_xid(fault_dir: Path, node: str, gpu: int, log: logging.Logger) -> int | None:
-    """The code in ``fault_dir/node/gpu``, or None when no fault is injected (or it is unreadable).
-
-    A bad file is logged and ignored: fault injection must never fail a scrape.
-    """
+    """The code in ``fault_dir/node/gpu``, or None when no fault is injected (or it is unreadable)."""
+    text = read_fault(fault_dir, node, gpu, "injected XID", log)
+    if text is None:
+        return None
     path = fault_dir / node / str(gpu)
-    try:
-        text = path.read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        log.warning("Cannot read injected XID file %s: %s", path, error.strerror)
-        return None
     try:
         code = int(text)
     except ValueError:

@@ -36,7 +36,11 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
         "dgx-004",
     ]
     published = {s.hostname: s.ports for s in specs if s.ports}
-    assert published == {"controller": {9341: 9341}, "restd": {6820: 6820}, "prometheus": {9090: 9090}}
+    assert published == {
+        "controller": {9341: 9341},
+        "restd": {6820: 6820},
+        "prometheus": {9090: 9090, 9093: 9093},  # Prometheus and Alertmanager
+    }
     config = {str(contract.slurm_config_dir("default")): contract.SLURM_CONFIG_MOUNT}
     shared = {str(contract.shared_dir("default")): contract.SHARED_MOUNT}
     binds = {s.hostname: s.binds for s in specs}

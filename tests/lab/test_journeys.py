@@ -180,6 +180,14 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
     assert not _silent_panels(prometheus, "journey-failed-job-gpu-fault.json")
 
 
+def _busy_minute(job: str) -> str:
+    """The job's GPUs whose last minute holds four samples or more of a computing step (median tensor
+    activity of a training step, ~0.33, not the idle or stalled scrapes of a job just started): the
+    healthy minute the walk's step 3 compares the fault against."""
+    tensor = f'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{hpc_job="{job}"}}'
+    return f"(count_over_time({tensor}[1m]) >= 4) and (quantile_over_time(0.5, {tensor}[1m]) > 0.2)"
+
+
 @pytest.fixture
 def braked_gpu_of_a_running_job(host: Callable[[str], Host], default_lab: Blueprint) -> Iterator[Faulted]:
     """A power brake on one GPU of a running 4-GPU job; afterwards the brake is cleared (`lab fault`
@@ -188,9 +196,12 @@ def braked_gpu_of_a_running_job(host: Callable[[str], Host], default_lab: Bluepr
     job = submit_gpu_job(controller, f"--gres=gpu:{JOB_GPUS}", 600, time_limit_min=12)
     node, gpus = running_job_gpus(controller, job)
     gpu = sorted(gpus, key=int)[1]
-    clocks = f'DCGM_FI_DEV_SM_CLOCK{{hpc_job="{job}"}}'
     prometheus = _prometheus(default_lab)
-    wait_for(lambda: len(promql.query(prometheus, clocks)) == JOB_GPUS, 60, f"job {job}'s GPUs in Prometheus")
+    wait_for(
+        lambda: len(promql.query(prometheus, _busy_minute(job))) == JOB_GPUS,
+        120,
+        f"a busy minute of job {job} on each of its GPUs in Prometheus",
+    )
     injected_at = time.time()
     run_lab("fault", "throttle", node, gpu, "power-brake", "--lab", default_lab.name)
     try:
@@ -242,8 +253,9 @@ def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its
     # Step 3: the job waits for it: the other GPUs' tensor activity is below what the job's own
     # healthy minute showed before the fault (a waiting GPU computes half of each step: ~0.33 → ~0.16).
     tensor = f'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{selector},gpu!="{faulted.gpu}"}}'
-    now = promql.query(prometheus, f"avg(avg_over_time({tensor}[1m]))")
-    before = promql.query(prometheus, f"avg(avg_over_time({tensor}[1m]))", at=faulted.injected_at)
+    median = f"avg(quantile_over_time(0.5, {tensor}[1m]))"
+    now = promql.query(prometheus, median)
+    before = promql.query(prometheus, median, at=faulted.injected_at)
     assert now and before and now[0].value < 0.75 * before[0].value, (now, before)
     # The journey's dashboard: every panel answers while the fault is in.
     assert not _silent_panels(prometheus, "journey-slow-job-throttled-gpu.json")

@@ -10,6 +10,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -88,33 +89,58 @@ def _alert(delivered: Delivered, alertname: str) -> dict[str, str]:
     return labels
 
 
-@pytest.fixture
-def xid_on_a_running_job(host: Callable[[str], Host], default_lab: Blueprint) -> Iterator[Faulted]:
-    """An XID 79 on the third GPU of a running 4-GPU job; afterwards the XID is cleared (`lab fault`
-    records both), the job cancelled, the node resumed, and the alert resolved."""
-    controller = host("controller")
+@contextmanager
+def _fault_on_a_running_job(
+    controller: Host,
+    lab: Blueprint,
+    *,
+    gpu_rank: int,
+    ready: Callable[[str], str],
+    ready_what: str,
+    fault: tuple[str, ...],
+    clear: tuple[str, ...],
+    alertname: str,
+) -> Iterator[Faulted]:
+    """A running 4-GPU job; once Prometheus answers ``ready(job)`` for each of its GPUs, `lab fault
+    <fault…> <node> <gpu>` on its GPU of rank ``gpu_rank``. Afterwards the fault is cleared (`lab fault`
+    records both), the job cancelled and ``alertname`` resolved and delivered."""
     job = submit_gpu_job(controller, f"--gres=gpu:{JOB_GPUS}", 600, time_limit_min=12)
     node, gpus = running_job_gpus(controller, job)
-    gpu = sorted(gpus, key=int)[2]
-    # As on a cluster, the job has run for a scrape and an evaluation before its GPU falls off the bus:
-    # the rules have seen it on its GPUs (a job that faults before any scrape saw it cannot be named).
-    seen = f'hpc_job:dcgm_gpu:last_seen_timestamp_seconds{{hpc_job="{job}"}}'
-    prometheus = _prometheus(default_lab)
-    wait_for(lambda: len(promql.query(prometheus, seen)) == JOB_GPUS, 60, f"job {job} seen on its GPUs")
+    gpu = sorted(gpus, key=int)[gpu_rank]
+    prometheus = _prometheus(lab)
+    wait_for(lambda: len(promql.query(prometheus, ready(job))) == JOB_GPUS, 120, f"job {job}: {ready_what}")
     injected_at = time.time()
-    run_lab("fault", "xid", node, gpu, str(FAULTED_XID), "--lab", default_lab.name)
+    run_lab("fault", fault[0], node, gpu, *fault[1:], "--lab", lab.name)
     try:
         yield Faulted(job, node, gpu, gpus, injected_at)
     finally:
         cleared_at = time.time()
-        run_lab("fault", "xid", node, gpu, "0", "--lab", default_lab.name)
+        run_lab("fault", clear[0], node, gpu, *clear[1:], "--lab", lab.name)
         controller.run(f"scancel {job}")
-        controller.run(f"scontrol update NodeName={node} State=RESUME")
+        controller.run(f"scontrol update NodeName={node} State=RESUME")  # a drained node, if it was
         wait_for(
-            lambda: _deliveries(default_lab, "GPUXIDError", "resolved", cleared_at),
+            lambda: _deliveries(lab, alertname, "resolved", cleared_at),
             DELIVERY_TIMEOUT_S,
-            "GPUXIDError resolved and delivered",
+            f"{alertname} resolved and delivered",
         )
+
+
+@pytest.fixture
+def xid_on_a_running_job(host: Callable[[str], Host], default_lab: Blueprint) -> Iterator[Faulted]:
+    """An XID 79 on the third GPU of a running 4-GPU job. As on a cluster, the job has run for a scrape
+    and an evaluation before its GPU falls off the bus: the rules have seen it on its GPUs (a job that
+    faults before any scrape saw it cannot be named)."""
+    with _fault_on_a_running_job(
+        host("controller"),
+        default_lab,
+        gpu_rank=2,
+        ready=lambda job: f'hpc_job:dcgm_gpu:last_seen_timestamp_seconds{{hpc_job="{job}"}}',
+        ready_what="seen on its GPUs",
+        fault=("xid", str(FAULTED_XID)),
+        clear=("xid", "0"),
+        alertname="GPUXIDError",
+    ) as faulted:
+        yield faulted
 
 
 def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reaches_the_cause(
@@ -190,31 +216,18 @@ def _busy_minute(job: str) -> str:
 
 @pytest.fixture
 def braked_gpu_of_a_running_job(host: Callable[[str], Host], default_lab: Blueprint) -> Iterator[Faulted]:
-    """A power brake on one GPU of a running 4-GPU job; afterwards the brake is cleared (`lab fault`
-    records both), the job cancelled and the alert resolved."""
-    controller = host("controller")
-    job = submit_gpu_job(controller, f"--gres=gpu:{JOB_GPUS}", 600, time_limit_min=12)
-    node, gpus = running_job_gpus(controller, job)
-    gpu = sorted(gpus, key=int)[1]
-    prometheus = _prometheus(default_lab)
-    wait_for(
-        lambda: len(promql.query(prometheus, _busy_minute(job))) == JOB_GPUS,
-        120,
-        f"a busy minute of job {job} on each of its GPUs in Prometheus",
-    )
-    injected_at = time.time()
-    run_lab("fault", "throttle", node, gpu, "power-brake", "--lab", default_lab.name)
-    try:
-        yield Faulted(job, node, gpu, gpus, injected_at)
-    finally:
-        cleared_at = time.time()
-        run_lab("fault", "throttle", node, gpu, "clear", "--lab", default_lab.name)
-        controller.run(f"scancel {job}")
-        wait_for(
-            lambda: _deliveries(default_lab, "GPUSlowerThanItsJob", "resolved", cleared_at),
-            DELIVERY_TIMEOUT_S,
-            "GPUSlowerThanItsJob resolved and delivered",
-        )
+    """A power brake on the second GPU of a running 4-GPU job, after a busy minute of the job."""
+    with _fault_on_a_running_job(
+        host("controller"),
+        default_lab,
+        gpu_rank=1,
+        ready=_busy_minute,
+        ready_what="a busy minute on each of its GPUs",
+        fault=("throttle", "power-brake"),
+        clear=("throttle", "clear"),
+        alertname="GPUSlowerThanItsJob",
+    ) as faulted:
+        yield faulted
 
 
 def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its_job_waiting(

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab import versions
+from lab import archives, versions
 from lab.paths import PROJECT_ROOT, state_root
 from lab.progress import Progress
 
@@ -97,7 +97,7 @@ def ensure(progress: Progress, kai_archive: Path | None = None) -> KubeBuild:
         return KubeBuild(target, {}, cached=True)
     go = _find_go()
     archive = kai_archive or DEFAULT_KAI_ARCHIVE
-    _verify(archive)
+    archives.verify(archive, versions.KAI_SCHEDULER_ARCHIVE_SHA256, _KAI_ARCHIVE, BuildError)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="lab-kube-build-", dir=target.parent) as work:
         staging = Path(work) / "out"
@@ -125,20 +125,12 @@ def _find_go() -> str:
     return go
 
 
-def _verify(archive: Path) -> None:
-    if not archive.is_file():
-        raise BuildError(
-            f"{archive}: KAI Scheduler's source archive is missing. Fix: put the unmodified tag archive "
-            f"{versions.KAI_SCHEDULER_ARCHIVE} there (sha256 {versions.KAI_SCHEDULER_ARCHIVE_SHA256}, "
-            "see ../shared/vendor/PROVENANCE.md)."
-        )
-    with archive.open("rb") as stream:
-        digest = hashlib.file_digest(stream, "sha256").hexdigest()
-    if digest != versions.KAI_SCHEDULER_ARCHIVE_SHA256:
-        raise BuildError(
-            f"{archive}: sha256 {digest} is not the pinned {versions.KAI_SCHEDULER_ARCHIVE_SHA256} "
-            "(lab/versions.py). Fix: use the unmodified tag archive of KAI Scheduler v0.13.0."
-        )
+_KAI_ARCHIVE = archives.PinnedArchive(
+    "KAI Scheduler's source archive",
+    versions.KAI_SCHEDULER_ARCHIVE,
+    f"`git archive --format=tar.gz --prefix={versions.KAI_SCHEDULER_ARCHIVE_PREFIX}/ "
+    f"{versions.KAI_SCHEDULER_VERSION}`",
+)
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -12,7 +12,6 @@ into one line and ``None``, and the lab comes up with Debian's page instead.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -24,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab import versions
+from lab import archives, versions
 from lab.paths import PROJECT_ROOT, state_root
 from lab.progress import Progress
 
@@ -85,29 +84,18 @@ def entry_dir(expected_sha256: str, root: Path | None = None) -> Path:
     return cache_dir(root) / f"archive-{expected_sha256[:12]}"
 
 
+_ARCHIVE = archives.PinnedArchive(
+    "the source archive of Prometheus' web UI (the tag's web/ui)",
+    versions.PROMETHEUS_UI_ARCHIVE,
+    f"`git archive --format=tar.gz --prefix={versions.PROMETHEUS_UI_ARCHIVE_PREFIX}/ "
+    f"{versions.PROMETHEUS_UI_VERSION} web/ui`",
+    f"--prometheus-ui-source PATH or ${SOURCE_ENV}",
+)
+
+
 def verify_archive(archive: Path, expected_sha256: str) -> None:
     """Raise :class:`UiError` unless ``archive`` is a readable file with the pinned sha256."""
-    if not archive.exists():
-        raise UiError(
-            f"{archive}: the source archive of Prometheus' web UI is missing. Fix: put the unmodified "
-            f"{versions.PROMETHEUS_UI_ARCHIVE} there (the tag's web/ui, sha256 {expected_sha256}, see "
-            f"../shared/vendor/PROVENANCE.md), or name one with --prometheus-ui-source PATH or ${SOURCE_ENV}."
-        )
-    try:
-        with archive.open("rb") as stream:
-            digest = hashlib.file_digest(stream, "sha256").hexdigest()
-    except OSError as error:
-        raise UiError(
-            f"{archive}: cannot read the web UI's source archive ({error.strerror or error}). "
-            "Fix: make it a readable regular file."
-        ) from error
-    if digest != expected_sha256:
-        raise UiError(
-            f"{archive}: sha256 {digest} is not the pinned {expected_sha256} of "
-            f"{versions.PROMETHEUS_UI_ARCHIVE} (lab/versions.py). Fix: use the unmodified archive "
-            f"(`git archive --format=tar.gz --prefix={versions.PROMETHEUS_UI_ARCHIVE_PREFIX}/ "
-            f"{versions.PROMETHEUS_UI_VERSION} web/ui`); another tree is not the pinned UI."
-        )
+    archives.verify(archive, expected_sha256, _ARCHIVE, UiError)
 
 
 def cached(

@@ -14,7 +14,6 @@ Either way ``CGO_ENABLED=0`` gives a static binary that runs in any of the lab's
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -26,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from lab import versions
+from lab import archives, versions
 from lab.paths import PROJECT_ROOT, state_root
 from lab.progress import Progress
 
@@ -129,29 +128,18 @@ def _go_install(go: str, progress: Progress) -> ExporterBuild | str:
         )
 
 
+_ARCHIVE = archives.PinnedArchive(
+    "the exporter's source archive",
+    versions.SLURM_EXPORTER_ARCHIVE,
+    f"`git archive --format=tar.gz --prefix={versions.SLURM_EXPORTER_ARCHIVE_PREFIX}/ "
+    f"{versions.SLURM_EXPORTER_VERSION}`",
+    f"--exporter-source PATH or ${SOURCE_ENV}",
+)
+
+
 def verify_archive(archive: Path, expected_sha256: str) -> None:
     """Raise :class:`ExporterError` unless ``archive`` is a readable file with the pinned sha256."""
-    if not archive.exists():
-        raise ExporterError(
-            f"{archive}: the exporter's source archive is missing. Fix: put the unmodified tag archive "
-            f"{versions.SLURM_EXPORTER_ARCHIVE} there (sha256 {expected_sha256}, see ../shared/vendor/"
-            f"PROVENANCE.md), or name one with --exporter-source PATH or ${SOURCE_ENV}."
-        )
-    try:
-        with archive.open("rb") as stream:
-            digest = hashlib.file_digest(stream, "sha256")
-    except OSError as error:
-        raise ExporterError(
-            f"{archive}: cannot read the exporter's source archive ({error.strerror or error}). "
-            "Fix: make it a readable regular file."
-        ) from error
-    if digest.hexdigest() != expected_sha256:
-        raise ExporterError(
-            f"{archive}: sha256 {digest.hexdigest()} is not the pinned {expected_sha256} of "
-            f"{versions.SLURM_EXPORTER_ARCHIVE} (lab/versions.py). Fix: use the unmodified tag archive "
-            "(`git archive --format=tar.gz --prefix=slurm_exporter-1.8.4/ v1.8.4`); a different tree "
-            "is not the pinned exporter."
-        )
+    archives.verify(archive, expected_sha256, _ARCHIVE, ExporterError)
 
 
 def _build_from_archive(go: str, archive: Path, progress: Progress) -> ExporterBuild:

@@ -16,8 +16,8 @@ from lab.paths import PROJECT_ROOT
 PACKAGE = PROJECT_ROOT / "lab"
 # Lowest first; a module may import only from its own layer or below. The command line is on top.
 LAYERS = {
-    "lab": 0,  # lab/__init__ and the foundation: paths, progress, versions, archives, promql, contract, exposition,
-    # alert_receiver
+    "lab": 0,  # lab/__init__ and the foundation: paths, progress, versions, archives, promql, contract,
+    # exposition, alert_receiver
     "lab.spec": 1,
     "lab.bringup": 2,
     "lab.slurm_exporter": 3,

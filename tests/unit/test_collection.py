@@ -6,14 +6,16 @@ Ansible checks whenever a role runs, accept every inventory the lab writes.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -24,6 +26,7 @@ from lab.kinds.slurm_lab import HEALTH_CHECK_INTERVAL_S
 from lab.paths import ANSIBLE_DIR, BLUEPRINTS_DIR, PROJECT_ROOT
 from lab.spec import runai_blueprint
 from lab.spec import slurm_blueprint as blueprint
+from tests.unit.loopback import serving
 
 BUILD = ANSIBLE_DIR / "collection" / "build.py"
 COLLECTION = "aifactory_lab.gpu_observability"
@@ -272,18 +275,35 @@ def test_the_installed_node_roles_run_without_slurm_cluster(
     assert "DCGM_EXPORTER_URL=http://127.0.0.1:9400/metrics\nDCGM_EXPORTER_URL_MAP=\n" in check
 
 
+class _Ready(BaseHTTPRequestHandler):
+    """Stands in for the daemon a role's readiness probe asks: 200 to any GET, each path recorded."""
+
+    paths: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.paths.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_: object) -> None:  # quiet
+        pass
+
+
 @pytest.mark.parametrize(
-    ("role", "daemons", "variables"),
+    ("role", "daemons", "probe", "variables"),
     [
         pytest.param(
             "slurm_exporter",
             ["slurm_exporter"],
+            ("slurm_exporter", "/metrics"),
             {"slurm_exporter_binary_src": "exporter"},
             id="slurm_exporter",
         ),
         pytest.param(
             "prometheus",
             ["alert-receiver", "alertmanager", "prometheus"],
+            ("prometheus", "/-/ready"),
             {
                 "prometheus_install_package": False,
                 "prometheus_cluster_label": "test",
@@ -296,14 +316,34 @@ def test_the_installed_node_roles_run_without_slurm_cluster(
     ],
 )
 def test_the_installed_roles_start_their_daemon_through_the_collections_daemon_role(
-    tmp_path: Path, standalone: dict[str, str], role: str, daemons: list[str], variables: dict[str, Any]
+    tmp_path: Path,
+    standalone: dict[str, str],
+    role: str,
+    daemons: list[str],
+    probe: tuple[str, str],
+    variables: dict[str, Any],
 ) -> None:
     """`include_role: name: daemon` in an installed role resolves to the collection's own daemon role,
     with no roles path (the standalone environment points ANSIBLE_ROLES_PATH at an empty directory).
     Check mode, container mode: lab-daemon's raw task is reached (check mode skips raw) and the
-    systemd task is skipped by its condition, so nothing starts on this machine."""
+    systemd task is skipped by its condition, so nothing starts on this machine.
+
+    The role's readiness probe runs in check mode too (`check_mode: false`), so its port is a stub's
+    ephemeral one: the contract port would reach a lab's daemon if one is up, and fail if none is."""
+    port_name, ready_path = probe
+    contract = copy.deepcopy(_group_vars()["lab_contract"])
+    server = HTTPServer(("127.0.0.1", 0), _Ready)
+    contract["ports"][port_name] = server.server_address[1]
+    _Ready.paths = []
     (tmp_path / "exporter").write_bytes(b"")
-    tasks = _check_run(tmp_path, standalone, [role], {"slurm_service_mode": "container", **variables})
+    with serving(server):
+        tasks = _check_run(
+            tmp_path,
+            standalone,
+            [role],
+            {"slurm_service_mode": "container", "lab_contract": contract, **variables},
+        )
+    assert _Ready.paths and set(_Ready.paths) == {ready_path}, _Ready.paths
     roles_dir = (
         Path(standalone["ANSIBLE_COLLECTIONS_PATH"])
         / "ansible_collections/aifactory_lab/gpu_observability/roles"

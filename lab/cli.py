@@ -24,10 +24,20 @@ from lab.spec.runai_blueprint import RunaiBlueprintError
 
 app = typer.Typer(
     help=(
-        "aifactory-lab: a real Slurm 24.11 cluster in containers, for seeing the real series, labels, "
-        "logs and churn of GPU-cluster scheduler paths before touching a production cluster.\n\n"
-        "Start with `lab up`, look with `lab status`, run commands with `lab sh controller -- sinfo`, "
-        "stop with `lab down`."
+        "aifactory-lab: see the real series, labels, logs, alerts and churn of GPU-cluster scheduler paths "
+        "before you touch a production cluster. A blueprint (blueprints/) declares one of two labs:\n\n"
+        "- **Slurm lab** (`kind: slurm`, the default blueprint): a real Slurm 24.11 cluster in containers, "
+        "the pinned Slurm exporter, a DCGM shim with fake GPUs on every node, Prometheus, Alertmanager and "
+        "a live workload.\n"
+        "- **Run:ai lab** (`lab up --blueprint blueprints/runai.yaml`): a real Kubernetes control plane with "
+        "the real KAI Scheduler, kwok nodes and kube-state-metrics; the `runai_*` families computed from "
+        "that cluster; the DCGM shim, Prometheus and Alertmanager.\n\n"
+        "Start: `lab doctor` (what this machine lacks), `lab up`, `lab status`; "
+        "`lab sh controller -- sinfo` runs a command in a Slurm lab; `lab down` stops a lab.\n\n"
+        "Then: `lab fault` gives a GPU an XID or a throttle; `lab alerts` shows what fired and what "
+        "Alertmanager delivered; `lab drill` breaks a Slurm daemon or node and times the recovery; "
+        "`lab churn` reports a Slurm lab's series churn and cardinality; `lab capture` scrapes every "
+        "target with provenance. `lab COMMAND --help` says more."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -203,7 +213,7 @@ def status(
     lab: LabOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Containers, daemons, Slurm node states with GRES, and endpoint URLs."""
+    """Containers, daemons and endpoint URLs; in a Slurm lab also the node states with GRES."""
     try:
         client = engine.require_engine()
         name = running.resolve_lab(client, lab)
@@ -475,8 +485,9 @@ def dump(
 
 @app.command()
 def doctor() -> None:
-    """Tell what this machine lacks to run the lab (engine, debootstrap, Go, the exporter's source,
-    Ansible, just, disk) and how to fix each. Changes nothing; exits 1 when something is missing."""
+    """Tell what this machine lacks to run the lab (Python, container engine, debootstrap, Go, gcc, the
+    exporter's source, Node and npm, Chromium, Ansible, just, disk space) and how to fix each, and name
+    the cgroup version. Changes nothing; exits 1 when something is missing."""
     from lab.kinds import doctor as checks
 
     findings = checks.run_all()

@@ -22,9 +22,9 @@ from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, SCENARIOS, RunaiBl
 
 app = typer.Typer(
     help=(
-        f"Run:ai construct: an emulator of the Run:ai / KAI {KAI_VERSION} scheduling path, emitting only "
-        f"names confirmed by vendor sources (Run:ai docs {RUNAI_DOCS_VERSION}, KAI, kube-state-metrics, "
-        "dcgm-exporter). See signals/runai.md for every name and docs/runai.md for a tour."
+        f"The retired offline model of the Run:ai / KAI {KAI_VERSION} scheduling path, in Python "
+        f"(Run:ai docs {RUNAI_DOCS_VERSION}). `lab up` does not run it: a Run:ai lab runs the real KAI "
+        "Scheduler on a real Kubernetes (docs/runai.md)."
     ),
     no_args_is_help=True,
     add_completion=False,

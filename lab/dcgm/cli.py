@@ -1,4 +1,4 @@
-"""``python3 -m lab.dcgm`` / ``lab dcgm-shim``: dcgm-exporter's flags plus the lab's own.
+"""``python3 -m lab.dcgm``: dcgm-exporter's flags plus the lab's own.
 
 Upstream flags keep upstream names, short forms and environment variables (``pkg/cmd/app.go``):
 ``-a/--address`` (DCGM_EXPORTER_LISTEN), ``-f/--collectors`` (DCGM_EXPORTER_COLLECTORS),
@@ -52,7 +52,7 @@ def _env_bool(env: Mapping[str, str], name: str) -> bool:
 
 def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="lab dcgm-shim",
+        prog="python3 -m lab.dcgm",
         description=f"Fake-GPU DCGM shim, compatible with dcgm-exporter {UPSTREAM_TAG}.",
     )
     up = parser.add_argument_group("dcgm-exporter flags (upstream names and variables)")

@@ -237,7 +237,7 @@ def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its
     faulted, prometheus = braked_gpu_of_a_running_job, _prometheus(default_lab)
     found = wait_for(
         lambda: _deliveries(default_lab, "GPUSlowerThanItsJob", "firing", faulted.injected_at),
-        DELIVERY_TIMEOUT_S + 60,  # the rule's median over 1m and its `for: 1m` come first
+        DELIVERY_TIMEOUT_S + 60,  # a minute of slow scrapes and the rule's `for: 1m` come first
         "GPUSlowerThanItsJob delivered to the receiver",
     )
     delivered = found[-1]

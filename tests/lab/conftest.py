@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 import docker
@@ -21,6 +22,7 @@ import pytest
 import testinfra
 
 from lab import contract, promql
+from lab.alerts.listing import Delivered, read_delivered
 from lab.bringup import containers, fault_record
 from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir, state_root
 from lab.spec.slurm_blueprint import Blueprint, load
@@ -61,6 +63,24 @@ def wait_for(condition: Callable[[], object], timeout_s: float, what: str, every
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout_s}s waiting for {what} (last: {value!r})")
         time.sleep(every_s)
+
+
+def unix_time(stamp: str) -> float:
+    """Unix seconds of an RFC 3339 stamp as the receiver and Alertmanager write them."""
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def delivered(lab: str, alertname: str, status: str, since: float) -> list[Delivered]:
+    """The notifications the lab's receiver got since ``since`` with ``status`` (firing, resolved)
+    that carry ``alertname``, newest first."""
+    path = contract.alerts_dir(lab) / contract.ALERTS_FILE
+    return [
+        d
+        for d in read_delivered(path)
+        if d.status == status
+        and unix_time(d.received_at) >= since
+        and any(a["labels"].get("alertname") == alertname for a in d.alerts)
+    ]
 
 
 def window_start(lab: Blueprint, look_back_s: float, settle_s: float = 30) -> float:

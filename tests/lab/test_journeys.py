@@ -12,18 +12,17 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 
 import pytest
 from testinfra.host import Host
 
-from lab import contract, promql
-from lab.alerts.listing import Delivered, read_delivered
+from lab import promql
+from lab.alerts.listing import Delivered
 from lab.bringup import fault_record
 from lab.paths import PROJECT_ROOT
 from lab.spec.slurm_blueprint import Blueprint
 
-from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
+from .conftest import delivered, run_lab, running_job_gpus, submit_gpu_job, unix_time, wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -69,21 +68,6 @@ def _prometheus(lab: Blueprint) -> str:
     return f"http://127.0.0.1:{lab.ports.prometheus}"
 
 
-def _deliveries(lab: Blueprint, alertname: str, status: str, since: float) -> list[Delivered]:
-    path = contract.alerts_dir(lab.name) / contract.ALERTS_FILE
-    return [
-        d
-        for d in read_delivered(path)
-        if d.status == status
-        and _unix(d.received_at) >= since
-        and any(a["labels"].get("alertname") == alertname for a in d.alerts)
-    ]
-
-
-def _unix(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-
-
 def _alert(delivered: Delivered, alertname: str) -> dict[str, str]:
     (alert,) = [a for a in delivered.alerts if a["labels"].get("alertname") == alertname]
     labels: dict[str, str] = alert["labels"]
@@ -120,7 +104,7 @@ def _fault_on_a_running_job(
         controller.run(f"scancel {job}")
         controller.run(f"scontrol update NodeName={node} State=RESUME")  # a drained node, if it was
         wait_for(
-            lambda: _deliveries(lab, alertname, "resolved", cleared_at),
+            lambda: delivered(lab.name, alertname, "resolved", cleared_at),
             DELIVERY_TIMEOUT_S,
             f"{alertname} resolved and delivered",
         )
@@ -149,12 +133,12 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
 ) -> None:
     faulted, prometheus, controller = xid_on_a_running_job, _prometheus(default_lab), host("controller")
     found = wait_for(
-        lambda: _deliveries(default_lab, "GPUXIDError", "firing", faulted.injected_at),
+        lambda: delivered(default_lab.name, "GPUXIDError", "firing", faulted.injected_at),
         DELIVERY_TIMEOUT_S,
         "GPUXIDError delivered to the receiver",
     )
     delivered = found[-1]  # newest first: the first delivery is the last of the list
-    seconds = _unix(delivered.received_at) - faulted.injected_at
+    seconds = unix_time(delivered.received_at) - faulted.injected_at
     print(f"GPUXIDError delivered {seconds:.1f} s after the fault")  # BENCHMARKS.md: fault to delivery
     labels = _alert(delivered, "GPUXIDError")
     assert (labels["hpc_job"], labels["Hostname"], labels["gpu"]) == (faulted.job, faulted.node, faulted.gpu)
@@ -236,12 +220,12 @@ def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its
 ) -> None:
     faulted, prometheus = braked_gpu_of_a_running_job, _prometheus(default_lab)
     found = wait_for(
-        lambda: _deliveries(default_lab, "GPUSlowerThanItsJob", "firing", faulted.injected_at),
+        lambda: delivered(default_lab.name, "GPUSlowerThanItsJob", "firing", faulted.injected_at),
         DELIVERY_TIMEOUT_S + 60,  # a minute of slow scrapes and the rule's `for: 1m` come first
         "GPUSlowerThanItsJob delivered to the receiver",
     )
     delivered = found[-1]
-    seconds = _unix(delivered.received_at) - faulted.injected_at
+    seconds = unix_time(delivered.received_at) - faulted.injected_at
     print(f"GPUSlowerThanItsJob delivered {seconds:.1f} s after the fault")  # BENCHMARKS.md
     labels = _alert(delivered, "GPUSlowerThanItsJob")
     assert (labels["hpc_job"], labels["Hostname"], labels["gpu"]) == (faulted.job, faulted.node, faulted.gpu)

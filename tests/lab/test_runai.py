@@ -22,7 +22,7 @@ from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.runai.joins import walk
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
-from .conftest import run_lab, wait_for
+from .conftest import delivered, run_lab, unix_time, wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -175,6 +175,39 @@ def test_documented_walk_finds_exactly_the_faulted_gpu_and_node(runai: RunaiBlue
     row = rows[0].labels
     assert row["err_code"] == "79" and row["pod"] == fault["pod"]
     assert row["UUID"].startswith("GPU-") and row["nodepool"] in {pool.name for pool in runai.node_pools}
+
+
+def test_gpu_fault_journey_alert_names_the_workload_project_node_and_gpu_and_reaches_events_and_kai(
+    runai: RunaiBlueprint,
+) -> None:
+    """docs/journeys.md, failed job on the Run:ai lab: RunaiWorkloadGPUFault delivered through the real
+    Alertmanager to the lab's receiver, and the walk's last step in the events and KAI's logs."""
+    fault = wait_for(lambda: _fault(runai), 180, "the XID on the victim's GPU")
+    found = wait_for(
+        lambda: delivered(runai.name, "RunaiWorkloadGPUFault", "firing", fault["at"]),
+        150,  # a scrape and an evaluation (no `for:`), then group_wait
+        "RunaiWorkloadGPUFault delivered to the receiver",
+    )
+    seconds = unix_time(found[-1].received_at) - fault["at"]
+    print(f"RunaiWorkloadGPUFault delivered {seconds:.1f} s after the fault")  # BENCHMARKS.md
+    (alert,) = [a for a in found[-1].alerts if a["labels"]["alertname"] == "RunaiWorkloadGPUFault"]
+    labels = alert["labels"]
+    assert (labels["workload_name"], labels["namespace"], labels["pod"]) == (
+        fault["workload"],
+        fault["namespace"],
+        fault["pod"],
+    )
+    assert (labels["Hostname"], labels["gpu"], labels["err_code"]) == (fault["node"], str(fault["gpu"]), "79")
+    assert labels["project"] == fault["namespace"].removeprefix("runai-") and labels["severity"] == "critical"
+    # Walk, step 4: the pod's Scheduled event names its node, and KAI's binder logged the binding.
+    scheduled = [
+        e
+        for e in _events(runai)
+        if e["reason"] == "Scheduled" and e["involvedObject"]["name"] == fault["pod"]
+    ]
+    assert scheduled and f"to node {fault['node']}" in scheduled[0]["message"], scheduled
+    binder = (_out(runai) / "logs" / "kai-binder.log").read_text(errors="replace")
+    assert any(fault["pod"] in line and "Binding pod" in line for line in binder.splitlines())
 
 
 def test_gpu_fault_fails_the_job_by_its_pod_failure_policy(runai: RunaiBlueprint) -> None:

@@ -6,8 +6,8 @@ gives each its class's GPU profile (20 of the 24 GPUs in service). These are the
 compares a job's GPUs with each other can mistake for a straggler: their GPUs idle independently.
 Why FALSE_ALARM_S is enough: replayed on the shim's GPU model (bench/replay_gpu_slower.py), the
 median form GPUSlowerThanItsJob had before fires 5.2, 11.2 and 4.8 times an hour on such 4-GPU
-inference, 8-GPU inference and 8-GPU interactive jobs: 2.8 false alarms expected in 8 minutes, so a
-rule that false-alarms as that one did fails here with probability 1 - e^-2.8 = 94 %. The starved-job
+inference, 8-GPU inference and 8-GPU interactive jobs: 1.8 false alarms expected in 5 minutes, so a
+rule that false-alarms as that one did fails here with probability 1 - e^-1.8 = 83 %. The starved-job
 alerts (`for: 15m`, `for: 1h`) cannot fire inside the window; they are listed so that nothing a journey
 alerts on is left out.
 """
@@ -34,7 +34,7 @@ from .conftest import cancel_workload_jobs, wait_for, window_start
 
 pytestmark = pytest.mark.lab
 
-FALSE_ALARM_S = 480
+FALSE_ALARM_S = 300
 SCRAPE_S = 15
 JOURNEY_ALERTS = "GPUXIDError|GPUSlowerThanItsJob|SlurmJobsPendingOnUnavailableNodes|SlurmJobsPendingLong"
 # (class, GPUs, user, account): users of the blueprint's teams that run such jobs.

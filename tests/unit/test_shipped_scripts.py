@@ -12,7 +12,10 @@ import fnmatch
 import shlex
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import PurePosixPath
+
+import pytest
 
 from lab.paths import PROJECT_ROOT
 from tests.unit.test_hygiene import tracked
@@ -94,22 +97,22 @@ def test_ruff_checks_and_formats_every_python_script() -> None:
     assert not stale, f"[tool.ruff] extend-include names no tracked file: {stale}"
 
 
-def test_strict_mypy_checks_every_python_script() -> None:
-    _, words = recipe("typecheck-scripts")
-    assert words[0] == "mypy" and "--strict" in words, words
+@pytest.mark.parametrize(
+    ("recipe_name", "program", "scripts"),
+    [("typecheck-scripts", "mypy", python_scripts), ("shellcheck", "shellcheck", shell_scripts)],
+    ids=["mypy", "shellcheck"],
+)
+def test_the_recipe_checks_every_script_of_its_language(
+    recipe_name: str, program: str, scripts: Callable[[], list[str]]
+) -> None:
+    _, words = recipe(recipe_name)
+    assert words[0] == program, words
+    if program == "mypy":
+        assert "--strict" in words, words
     paths = [w for w in words[1:] if not w.startswith("-")]
-    missing = sorted(set(python_scripts()) - set(paths))
-    assert not missing, f"add to the Justfile's typecheck-scripts: {missing}"
-    assert not sorted(set(paths) - set(tracked())), "typecheck-scripts names an untracked file"
-
-
-def test_shellcheck_checks_every_shell_script() -> None:
-    _, words = recipe("shellcheck")
-    assert words[0] == "shellcheck", words
-    paths = [w for w in words[1:] if not w.startswith("-")]
-    missing = sorted(set(shell_scripts()) - set(paths))
-    assert not missing, f"add to the Justfile's shellcheck: {missing}"
-    assert not sorted(set(paths) - set(tracked())), "shellcheck names an untracked file"
+    missing = sorted(set(scripts()) - set(paths))
+    assert not missing, f"add to the Justfile's {recipe_name}: {missing}"
+    assert not sorted(set(paths) - set(tracked())), f"{recipe_name} names an untracked file"
 
 
 def test_just_static_runs_the_script_checks() -> None:

@@ -13,6 +13,7 @@ import shlex
 import sys
 import tomllib
 from collections.abc import Callable
+from functools import cache
 from pathlib import PurePosixPath
 
 import pytest
@@ -30,6 +31,7 @@ REMOVED_BY_3_13 = {
 NODE_STDLIB = set(sys.stdlib_module_names) - REMOVED_BY_3_13
 
 
+@cache  # every test asks of every tracked file: read each shebang once
 def interpreter(name: str) -> str:
     """The interpreter a tracked file's shebang names ("python3", "sh", "bash"), or "" for none.
     A symlink is not a script of its own (epilog/dcgm-job-mapping is the prolog)."""

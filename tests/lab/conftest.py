@@ -24,21 +24,35 @@ import testinfra
 from lab import contract, promql
 from lab.alerts.listing import Delivered, read_delivered
 from lab.bringup import containers, fault_record
-from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir, state_root
+from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
 from lab.spec.slurm_blueprint import Blueprint, load
 from lab.spec.workload_spec import WORKLOAD_CLASSES
 from lab.workload import background
 
 LAB_BLUEPRINTS = Path(__file__).parent / "blueprints"
 LAB_TESTS = Path(__file__).parent
+DEFAULT_LAB = load(DEFAULT_BLUEPRINT).name
 
 
+def lab_of(item: pytest.Item) -> str:
+    """The lab a test works on: its module's ``lab`` mark names it (``pytest.mark.lab("racks")``); a
+    bare ``lab`` mark means the default lab."""
+    mark = item.get_closest_marker("lab")
+    return str(mark.args[0]) if mark is not None and mark.args else DEFAULT_LAB
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``LAB_TEST_ORDER=reverse`` runs the lab test modules last to first (each module's tests in
-    their own order): a suite whose tests keep their faults to themselves passes in both orders."""
+    """Each lab's tests form one xdist group, so under ``--dist loadgroup`` (``just test``) one worker
+    runs them in order while another runs another lab's: labs share no container, port or fault record.
+
+    ``LAB_TEST_ORDER=reverse`` runs the lab test modules last to first (each module's tests in their
+    own order): a suite whose tests keep their faults to themselves passes in both orders."""
+    lab = [item for item in items if LAB_TESTS in item.path.parents]
+    for item in lab:
+        item.add_marker(pytest.mark.xdist_group(lab_of(item)))
     if os.environ.get("LAB_TEST_ORDER", "") != "reverse":
         return
-    lab = [item for item in items if LAB_TESTS in item.path.parents]
     modules = list(dict.fromkeys(item.path for item in lab))[::-1]
     reordered = sorted(lab, key=lambda item: modules.index(item.path))
     slots = iter(reordered)
@@ -131,14 +145,15 @@ def running_job_gpus(
 
 @pytest.fixture(autouse=True)
 def faults_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Fails a lab test that returns with a fault it put into a lab's fault record still in: the next
-    test would find the lab broken, and Prometheus would carry the fault into its windows."""
+    """Fails a lab test that returns with a fault still in its lab's fault record that went in while it
+    ran: the next test would find the lab broken, and Prometheus would carry the fault into its windows.
+    Only the test's own lab is read: another worker's lab may be mid-fault meanwhile."""
     began = time.time()
     yield
+    lab = lab_of(request.node)
     left = [
-        f"{record.parent.name}: {event.kind} {event.target} (by {event.by})"
-        for record in sorted(state_root().glob(f"*/{fault_record.RECORD_FILE}"))
-        for event in fault_record.active(record.parent.name)
+        f"{lab}: {event.kind} {event.target} (by {event.by})"
+        for event in fault_record.active(lab)
         if event.at >= began
     ]
     if left:

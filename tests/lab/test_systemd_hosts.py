@@ -4,7 +4,7 @@ shim labels the job, the exporter answers, a second converge changes nothing and
 only its readers.
 
 The blueprint is blueprints/default.yaml as shipped, renamed and on other host ports so it runs beside
-the container-native default lab (whose live workload the `default_lab` fixture holds off meanwhile).
+the container-native default lab (and, under `just test`, beside the default lab's tests).
 """
 
 from __future__ import annotations
@@ -33,9 +33,8 @@ from lab.spec.slurm_blueprint import Blueprint, load
 
 from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
 
-pytestmark = pytest.mark.lab
-
 LAB = "machines"
+pytestmark = pytest.mark.lab(LAB)
 PORTS = {"slurmrestd": 6823, "prometheus": 9094, "alertmanager": 9097, "slurm_exporter": 9354}
 # Every host's units, as `lab status` names them (tests below check each one's MainPID).
 UNITS = lifecycle.SYSTEMD_UNITS_BY_ROLE
@@ -54,9 +53,7 @@ def _write_blueprint(path: Path, max_job_count: int | None = None) -> Path:
 
 
 @pytest.fixture(scope="module")
-def machines(
-    default_lab: Blueprint, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[Blueprint, Path, float]]:
+def machines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Blueprint, Path, float]]:
     """The lab on systemd hosts, brought up from nothing; yields (blueprint, its file, bring-up seconds)."""
     path = _write_blueprint(tmp_path_factory.mktemp("machines") / "machines.yaml")
     run_lab("down", "--lab", LAB, "--purge", check=False)

@@ -8,6 +8,7 @@ window start it after the last fault settled (:func:`window_start`), never at a 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -24,7 +25,7 @@ import testinfra
 from lab import contract, promql
 from lab.alerts.listing import Delivered, read_delivered
 from lab.bringup import containers, fault_record
-from lab.paths import DEFAULT_BLUEPRINT, lab_state_dir
+from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
 from lab.spec.slurm_blueprint import Blueprint, load
 from lab.spec.workload_spec import WORKLOAD_CLASSES
 from lab.workload import background
@@ -32,6 +33,8 @@ from lab.workload import background
 LAB_BLUEPRINTS = Path(__file__).parent / "blueprints"
 LAB_TESTS = Path(__file__).parent
 DEFAULT_LAB = load(DEFAULT_BLUEPRINT).name
+DASHBOARDS = PROJECT_ROOT / "ansible" / "roles" / "prometheus" / "files" / "dashboards"
+VARIABLE = re.compile(r"\$\{?(\w+)\}?")
 
 
 def lab_of(item: pytest.Item) -> str:
@@ -95,6 +98,24 @@ def delivered(lab: str, alertname: str, status: str, since: float) -> list[Deliv
         and unix_time(d.received_at) >= since
         and any(a["labels"].get("alertname") == alertname for a in d.alerts)
     ]
+
+
+def silent_panels(prometheus: str, dashboard: str) -> list[str]:
+    """The panels of a journey's dashboard whose query errors or returns nothing, each with why: the
+    queries as Grafana sends them with every template variable set to All (its allValue, ``.*``)."""
+    document = json.loads((DASHBOARDS / dashboard).read_text())
+    silent = []
+    for panel in document["panels"]:
+        for target in panel["targets"]:
+            expr = VARIABLE.sub(".*", target["expr"])
+            try:
+                answered = promql.query(prometheus, expr)
+            except promql.PrometheusError as error:
+                silent.append(f"{panel['title']}: {error}")
+                continue
+            if not answered:
+                silent.append(f"{panel['title']}: no series for {expr}")
+    return silent
 
 
 def window_start(lab: Blueprint, look_back_s: float, settle_s: float = 30) -> float:

@@ -6,7 +6,6 @@ test clears its fault and waits for the alert to resolve."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -19,10 +18,17 @@ from testinfra.host import Host
 from lab import promql
 from lab.alerts.listing import Delivered
 from lab.bringup import fault_record
-from lab.paths import PROJECT_ROOT
 from lab.spec.slurm_blueprint import Blueprint
 
-from .conftest import delivered, run_lab, running_job_gpus, submit_gpu_job, unix_time, wait_for
+from .conftest import (
+    delivered,
+    run_lab,
+    running_job_gpus,
+    silent_panels,
+    submit_gpu_job,
+    unix_time,
+    wait_for,
+)
 
 pytestmark = pytest.mark.lab
 
@@ -31,28 +37,6 @@ JOB_GPUS = 4
 FAULTED_XID = 79  # "GPU has fallen off the bus": the XID the health check drains for, sticky until reset
 # Fault to delivery: a 15 s scrape, a 15 s evaluation, no `for:`, then Alertmanager's group_wait.
 DELIVERY_TIMEOUT_S = 150
-
-
-DASHBOARDS = PROJECT_ROOT / "ansible" / "roles" / "prometheus" / "files" / "dashboards"
-VARIABLE = re.compile(r"\$\{?(\w+)\}?")
-
-
-def _silent_panels(prometheus: str, dashboard: str) -> list[str]:
-    """The panels of a journey's dashboard whose query errors or returns nothing, each with why: the
-    queries as Grafana sends them with every template variable set to All (its allValue, ``.*``)."""
-    document = json.loads((DASHBOARDS / dashboard).read_text())
-    silent = []
-    for panel in document["panels"]:
-        for target in panel["targets"]:
-            expr = VARIABLE.sub(".*", target["expr"])
-            try:
-                answered = promql.query(prometheus, expr)
-            except promql.PrometheusError as error:
-                silent.append(f"{panel['title']}: {error}")
-                continue
-            if not answered:
-                silent.append(f"{panel['title']}: no series for {expr}")
-    return silent
 
 
 @dataclass(frozen=True)
@@ -198,7 +182,7 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
     state = controller.check_output(f"sacct -X -n -P -j {faulted.job} -o User,State,ExitCode,NodeList")
     assert state.strip() == f"alice|FAILED|1:0|{faulted.node}"
     # The journey's dashboard: every panel answers while the fault is in.
-    assert not _silent_panels(prometheus, "journey-failed-job-gpu-fault.json")
+    assert not silent_panels(prometheus, "journey-failed-job-gpu-fault.json")
 
 
 def _busy_minute(job: str) -> str:
@@ -265,7 +249,7 @@ def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its
     before = promql.query(prometheus, median, at=faulted.injected_at)
     assert now and before and now[0].value < 0.75 * before[0].value, (now, before)
     # The journey's dashboard: every panel answers while the fault is in.
-    assert not _silent_panels(prometheus, "journey-slow-job-throttled-gpu.json")
+    assert not silent_panels(prometheus, "journey-slow-job-throttled-gpu.json")
 
 
 STARVED_NODE = "dgx-003"  # drained for repair and in a maintenance reservation (blueprints/default.yaml)
@@ -326,4 +310,4 @@ def test_slow_job_starved_alert_names_user_partition_and_reason_and_the_walk_rea
     (reason,) = promql.query(prometheus, f'slurm_node_drain_reason_info{{node="{STARVED_NODE}"}}')
     assert reason.labels["reason"] == drained.strip(), (reason.labels, drained)
     # The journey's dashboard: every panel answers while the job waits.
-    assert not _silent_panels(prometheus, "journey-slow-job-starved.json")
+    assert not silent_panels(prometheus, "journey-slow-job-starved.json")

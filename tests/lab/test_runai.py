@@ -6,24 +6,27 @@ on the gpu-fault scenario."""
 from __future__ import annotations
 
 import json
+import random
 import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 from lab import contract, promql, versions
 from lab.kinds import runai_lab
-from lab.kube import controlplane
+from lab.kube import controlplane, manifests
 from lab.kube.api import ApiError, Client
+from lab.kube.driver import LONG_RUN_S
 from lab.kube.view import gpus_of
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
+from lab.runai.arrivals import Arrivals
 from lab.runai.joins import walk
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
-from .conftest import delivered, run_lab, unix_time, wait_for
+from .conftest import delivered, run_lab, silent_panels, unix_time, wait_for
 
 pytestmark = pytest.mark.lab("runai-default")
 
@@ -248,6 +251,125 @@ def test_gpu_fault_fails_the_job_by_its_pod_failure_policy(runai: RunaiBlueprint
 def _fault(model: RunaiBlueprint) -> dict[str, Any] | None:
     path = _out(model) / "fault.json"
     return json.loads(path.read_text()) if path.exists() else None
+
+
+THROTTLED_WORKLOAD = "journey-throttle"  # the slow-job journey's own workload (a user's 4-GPU training)
+BRAKED_RANK = 1  # the second of its GPUs gets the power brake
+
+
+def _held_gpus(model: RunaiBlueprint, namespace: str, prefix: str) -> tuple[str, str, list[int]] | None:
+    """(pod, node, GPU indices) of the pod of a Job whose GPUs the hand-over file assigns, once assigned."""
+    path = _out(model) / "pod-resources.json"
+    if not path.exists():
+        return None
+    held: dict[tuple[str, str], list[int]] = {}
+    for node, gpus in json.loads(path.read_text())["nodes"].items():
+        for gpu, entry in gpus.items():
+            if entry["namespace"] == namespace and entry["pod"].startswith(prefix):
+                held.setdefault((entry["pod"], node), []).append(int(gpu))
+    return next(((pod, node, sorted(g)) for (pod, node), g in held.items()), None)
+
+
+class Braked(NamedTuple):
+    job: dict[str, Any]  # the Job as the API server created it
+    pod: str
+    node: str
+    gpu: int
+    injected_at: float
+
+
+@pytest.fixture
+def braked_gpu_of_a_running_workload(runai: RunaiBlueprint) -> Iterator[Braked]:
+    """A user's 4-GPU training workload in team-a, running for a busy minute, then a power brake on its
+    second GPU through `lab fault throttle`; afterwards the brake cleared and the workload deleted."""
+    admin, train = _client(runai), runai.workload_class("train")
+    workload = Arrivals(runai, random.Random(23)).make(
+        train, 0.0, project="team-a", gpus_per_pod=4, run_seconds=LONG_RUN_S, will_fail=False
+    )
+    workload.name = THROTTLED_WORKLOAD
+    job = admin.create(manifests.job(runai, workload, float(TIME_SCALE["gpu-fault"])))
+    namespace = job["metadata"]["namespace"]
+    try:
+        pod, node, gpus = wait_for(
+            lambda: _held_gpus(runai, namespace, f"{THROTTLED_WORKLOAD}-"), 180, "the workload's 4 GPUs"
+        )
+        assert len(gpus) == 4, gpus
+        busy = (
+            f'count(count_over_time(DCGM_FI_DEV_GPU_UTIL{{pod="{pod}"}}[1m]) >= 4'
+            f' and min_over_time(DCGM_FI_DEV_GPU_UTIL{{pod="{pod}"}}[1m]) > 0) == 4'
+        )
+        wait_for(lambda: promql.query(PROMETHEUS, busy), 150, "a busy minute on each of its GPUs")
+        braked, injected_at = gpus[BRAKED_RANK], time.time()
+        run_lab("fault", "throttle", node, str(braked), "power-brake", "--lab", runai.name)
+        try:
+            yield Braked(job, pod, node, braked, injected_at)
+        finally:
+            run_lab("fault", "throttle", node, str(braked), "clear", "--lab", runai.name)
+    finally:
+        admin.delete("Job", namespace, THROTTLED_WORKLOAD)
+
+
+def test_slow_job_throttled_gpu_alert_names_the_workload_and_gpu_and_the_walk_shows_its_peers_waiting(
+    runai: RunaiBlueprint, braked_gpu_of_a_running_workload: Braked
+) -> None:
+    """docs/journeys.md, slow job, throttled GPU, on the Run:ai lab: RunaiGPUSlowerThanItsWorkload
+    delivered for exactly the braked GPU, and the walk from the workload's GPUs to its peers waiting."""
+    job, pod, node, braked, injected = braked_gpu_of_a_running_workload
+    found = wait_for(
+        lambda: delivered(runai.name, "RunaiGPUSlowerThanItsWorkload", "firing", injected),
+        210,  # a minute of slow scrapes, the rule's `for: 1m`, an evaluation and group_wait
+        "RunaiGPUSlowerThanItsWorkload delivered to the receiver",
+    )
+    seconds = unix_time(found[-1].received_at) - injected
+    print(f"RunaiGPUSlowerThanItsWorkload delivered {seconds:.1f} s after the fault")  # BENCHMARKS.md
+    # Only the braked GPU fires: no healthy GPU of this or any other running workload is named.
+    firing = [
+        a["labels"]
+        for a in found[-1].alerts
+        if a["labels"]["alertname"] == "RunaiGPUSlowerThanItsWorkload" and a["status"] == "firing"
+    ]
+    assert [(a["Hostname"], a["gpu"]) for a in firing] == [(node, str(braked))], firing
+    labels = firing[0]
+    assert (labels["workload_name"], labels["project"], labels["namespace"], labels["pod"]) == (
+        THROTTLED_WORKLOAD,
+        "team-a",
+        job["metadata"]["namespace"],
+        pod,
+    )
+    assert labels["workload_id"] == job["metadata"]["uid"] and labels["workload_type"] == "training"
+    assert labels["severity"] == "warning"
+
+    # Walk, step 1: the workload's GPUs side by side; only the straggler's clock is low (a power brake
+    # halves it: 990 MHz, signals/dcgm.md "Throttled GPU").
+    selector = f'namespace="{job["metadata"]["namespace"]}", pod="{pod}"'
+    clocks = promql.query(
+        PROMETHEUS, f"max by (gpu) (quantile_over_time(0.5, DCGM_FI_DEV_SM_CLOCK{{{selector}}}[1m]))"
+    )
+    by_gpu = {s.labels["gpu"]: s.value for s in clocks}
+    assert by_gpu[str(braked)] == 990.0 and len(by_gpu) == 4, by_gpu
+    assert all(mhz == 1980.0 for gpu, mhz in by_gpu.items() if gpu != str(braked)), by_gpu
+    # Step 2: the cause on the straggler: its power far below its peers'.
+    power = promql.query(
+        PROMETHEUS, f"max by (gpu) (avg_over_time(DCGM_FI_DEV_POWER_USAGE{{{selector}}}[1m]))"
+    )
+    watts = {s.labels["gpu"]: s.value for s in power}
+    assert watts[str(braked)] < 0.5 * min(w for gpu, w in watts.items() if gpu != str(braked)), watts
+    # Step 3: its peers wait for it: their tensor activity below the busy minute before the fault.
+    tensor = f'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{selector}, gpu!="{braked}"}}'
+    median = f"avg(quantile_over_time(0.5, {tensor}[1m]))"
+    now, before = promql.query(PROMETHEUS, median), promql.query(PROMETHEUS, median, at=injected)
+    assert now and before and now[0].value < 0.75 * before[0].value, (now, before)
+    # Step 4: the workload's Run:ai id, project and node from the series Run:ai and Kubernetes emit.
+    info = promql.query(PROMETHEUS, f"kube_pod_info{{{selector}}}")
+    assert [s.labels["node"] for s in info] == [node], info
+    requested = promql.query(
+        PROMETHEUS, f'runai_requested_gpus_per_workload{{workload_name="{THROTTLED_WORKLOAD}"}}'
+    )
+    assert {(s.labels["workload_id"], s.labels["project"]) for s in requested} == {
+        (job["metadata"]["uid"], "team-a")
+    }, requested
+    # The journey's dashboard: every panel answers while the fault is in.
+    assert not silent_panels(PROMETHEUS, "journey-slow-job-throttled-gpu-runai.json")
 
 
 def test_quota_exhaustion_shows_a_backlog_and_kai_quota_reasons(runai: RunaiBlueprint) -> None:

@@ -31,6 +31,7 @@ def test_there_is_a_dashboard_per_journey_the_lab_tests() -> None:
     assert [p.name for p in FILES] == [
         "journey-failed-job-gpu-fault.json",
         "journey-slow-job-starved.json",
+        "journey-slow-job-throttled-gpu-runai.json",
         "journey-slow-job-throttled-gpu.json",
     ]
     assert len({_load(p)["uid"] for p in FILES}) == len(FILES)

@@ -15,12 +15,12 @@ lab-down *args:
 status *args:
     lab status {{args}}
 
-# Two xdist workers: each lab's tests are one group, run in order on one worker while the other worker
-# runs another lab's (tests/lab/conftest.py); the unit tests fill in wherever a worker is free.
+# Two xdist workers: each lab's tests are one scope, run in order on one worker while the other worker
+# runs another lab's (tests/lab_groups.py); the unit tests' modules fill in wherever a worker is free.
 
 # Unit and live-lab tests on two workers (a default lab that is not up is brought up first)
 test *args:
-    python -m pytest tests -n 2 --dist loadgroup {{args}}
+    python -m pytest tests -n 2 --dist loadscope {{args}}
 
 # Unit tests only: no container engine needed
 unit *args:
@@ -95,7 +95,7 @@ helm-test:
 
 # The live-lab tests (a lab that is not up is brought up first)
 lab-check *args:
-    python -m pytest tests/lab -n 2 --dist loadgroup {{args}}
+    python -m pytest tests/lab -n 2 --dist loadscope {{args}}
 
 # Scrape every target of the running lab into captures/LAB (provenance headers, inventories)
 capture lab="default" duration="120":

@@ -29,9 +29,6 @@ from lab.dcgm.xid import write_injected_xid
 
 from . import tag_renderer
 
-# One worker builds the tag's renderer once and runs every comparison (`just test` runs under xdist).
-pytestmark = pytest.mark.xdist_group("conformance")
-
 NODE = "dgx-001"
 
 

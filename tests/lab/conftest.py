@@ -29,33 +29,20 @@ from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
 from lab.spec.slurm_blueprint import Blueprint, load
 from lab.spec.workload_spec import WORKLOAD_CLASSES
 from lab.workload import background
+from tests.lab_groups import DEFAULT_LAB, lab_of
 
 LAB_BLUEPRINTS = Path(__file__).parent / "blueprints"
 LAB_TESTS = Path(__file__).parent
-DEFAULT_LAB = load(DEFAULT_BLUEPRINT).name
 DASHBOARDS = PROJECT_ROOT / "ansible" / "roles" / "prometheus" / "files" / "dashboards"
 VARIABLE = re.compile(r"\$\{?(\w+)\}?")
 
 
-def lab_of(item: pytest.Item) -> str:
-    """The lab a test works on: its module's ``lab`` mark names it (``pytest.mark.lab("racks")``); a
-    bare ``lab`` mark means the default lab."""
-    mark = item.get_closest_marker("lab")
-    return str(mark.args[0]) if mark is not None and mark.args else DEFAULT_LAB
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Each lab's tests form one xdist group, so under ``--dist loadgroup`` (``just test``) one worker
-    runs them in order while another runs another lab's: labs share no container, port or fault record.
-
-    ``LAB_TEST_ORDER=reverse`` runs the lab test modules last to first (each module's tests in their
-    own order): a suite whose tests keep their faults to themselves passes in both orders."""
-    lab = [item for item in items if LAB_TESTS in item.path.parents]
-    for item in lab:
-        item.add_marker(pytest.mark.xdist_group(lab_of(item)))
+    """``LAB_TEST_ORDER=reverse`` runs the lab test modules last to first (each module's tests in
+    their own order): a suite whose tests keep their faults to themselves passes in both orders."""
     if os.environ.get("LAB_TEST_ORDER", "") != "reverse":
         return
+    lab = [item for item in items if LAB_TESTS in item.path.parents]
     modules = list(dict.fromkeys(item.path for item in lab))[::-1]
     reordered = sorted(lab, key=lambda item: modules.index(item.path))
     slots = iter(reordered)
@@ -171,7 +158,7 @@ def faults_left_behind(request: pytest.FixtureRequest) -> Iterator[None]:
     Only the test's own lab is read: another worker's lab may be mid-fault meanwhile."""
     began = time.time()
     yield
-    lab = lab_of(request.node)
+    lab = lab_of(request.node.nodeid) or DEFAULT_LAB
     left = [
         f"{lab}: {event.kind} {event.target} (by {event.by})"
         for event in fault_record.active(lab)

@@ -12,7 +12,7 @@ from lab import contract
 from lab.bringup import containers
 from lab.spec.slurm_blueprint import Blueprint
 
-pytestmark = pytest.mark.lab("racks")
+pytestmark = pytest.mark.lab
 
 
 def _rack(lab: Blueprint, rack: str) -> testinfra.host.Host:

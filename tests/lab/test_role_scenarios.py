@@ -33,7 +33,7 @@ from lab.paths import ANSIBLE_DIR
 from lab.progress import Progress
 from lab.slurm_exporter import binary
 
-pytestmark = pytest.mark.lab("molecule")
+pytestmark = pytest.mark.lab
 
 ROLES = ("dcgm_job_mapping", "dcgm_health_check", "slurm_exporter", "prometheus")
 SCENARIO_TIMEOUT_S = 900  # the slowest measured 84 s; apt downloads on a cold mirror take longer

@@ -28,7 +28,7 @@ from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 from .conftest import delivered, run_lab, silent_panels, unix_time, wait_for
 
-pytestmark = pytest.mark.lab("runai-default")
+pytestmark = pytest.mark.lab
 
 BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
 PROMETHEUS = f"http://127.0.0.1:{contract.RUNAI_HOST_PORTS['prometheus']}"

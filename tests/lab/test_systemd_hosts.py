@@ -33,8 +33,9 @@ from lab.spec.slurm_blueprint import Blueprint, load
 
 from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
 
+pytestmark = pytest.mark.lab
+
 LAB = "machines"
-pytestmark = pytest.mark.lab(LAB)
 PORTS = {"slurmrestd": 6823, "prometheus": 9094, "alertmanager": 9097, "slurm_exporter": 9354}
 # Every host's units, as `lab status` names them (tests below check each one's MainPID).
 UNITS = lifecycle.SYSTEMD_UNITS_BY_ROLE

@@ -305,7 +305,7 @@ class Driver:
             if stat.util_pct > 0:
                 self.last_active[key] = now
         cluster = view.build(self.bp, now, jobs, pods, self.devices, stats, self.last_active)
-        text = render(list(runai_samples(cluster)))  # type: ignore[arg-type]
+        text = render(list(runai_samples(cluster)))
         with self.lock:
             self.metrics = text
 

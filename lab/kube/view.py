@@ -44,7 +44,8 @@ def gpus_of(pod: Obj) -> int:
 
 @dataclass
 class ClusterView:
-    """What :func:`lab.runai.series_runai.runai_samples` reads, built from the API server's objects."""
+    """The :class:`lab.runai.series_runai.ClusterState` of the real cluster, built from the API server's
+    objects."""
 
     bp: RunaiBlueprint
     at: float

@@ -1,34 +1,58 @@
-"""Run:ai cluster families (docs 2.17/2.18) from the simulation's state (pure: state in, samples out).
+"""Run:ai cluster families (docs 2.17/2.18) from a cluster's state (pure: state in, samples out).
 
 In a real cluster several of these are Prometheus recording rules over DCGM and kube-state-metrics;
-the emulator computes them directly from the same allocations and the shim's GPU models, with the
-documented names and labels. Workload-level series exist while the workload is retained
-(``lifecycle.retention_s`` after it ends), which bounds workload_id values by concurrent plus
-recently finished workloads.
+the lab computes them directly from the same allocations and the shim's GPU models, with the
+documented names and labels. Workload-level series exist while the workload's Job does, which bounds
+workload_id values by concurrent plus recently finished workloads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Protocol
 
-from lab.runai.cluster_state import ALLOCATED, Phase, Workload
+from lab.runai.cluster_state import ALLOCATED, Node, Phase, Workload
+from lab.runai.dcgm_bridge import GpuStat
 from lab.runai.expfmt import Sample, labels
-from lab.runai.simulation import Simulation
+from lab.spec.runai_blueprint import RunaiBlueprint
 
 
-def runai_samples(sim: Simulation) -> Iterator[Sample]:
-    cid = sim.bp.cluster_id
-    yield from _gpus_and_nodes(sim, cid)
-    yield from _quotas(sim, cid)
-    yield from _workloads(sim, cid)
+class ClusterState(Protocol):
+    """What :func:`runai_samples` reads of a cluster (``lab.kube.view.ClusterView`` builds it)."""
+
+    @property
+    def bp(self) -> RunaiBlueprint: ...
+
+    @property
+    def nodes(self) -> Mapping[str, Node]: ...
+
+    @property
+    def workloads(self) -> Mapping[str, Workload]: ...
+
+    @property
+    def gpu_stats(self) -> Mapping[tuple[str, int], GpuStat]:
+        """(node, GPU index) -> the GPU's last DCGM values."""
+
+    @property
+    def last_active(self) -> Mapping[tuple[str, int], float]:
+        """(node, GPU index) -> unix time its utilisation was last above 0."""
+
+    def now(self) -> float: ...
 
 
-def _gpus_and_nodes(sim: Simulation, cid: str) -> Iterator[Sample]:
-    for node in sim.nodes.values():
+def runai_samples(cluster: ClusterState) -> Iterator[Sample]:
+    cid = cluster.bp.cluster_id
+    yield from _gpus_and_nodes(cluster, cid)
+    yield from _quotas(cluster, cid)
+    yield from _workloads(cluster, cid)
+
+
+def _gpus_and_nodes(cluster: ClusterState, cid: str) -> Iterator[Sample]:
+    for node in cluster.nodes.values():
         base = {"clusterId": cid, "node": node.name}
         node_util = node_used = node_total = 0.0
         for gpu in range(node.gpus):
-            stat = sim.gpu_stats.get((node.name, gpu))
+            stat = cluster.gpu_stats.get((node.name, gpu))
             g = labels({**base, "gpu": str(gpu)})
             yield "runai_allocated_gpu_count_per_gpu", g, 1.0 if gpu in node.holders else 0.0
             if stat is not None:
@@ -38,7 +62,7 @@ def _gpus_and_nodes(sim: Simulation, cid: str) -> Iterator[Sample]:
                 node_util += stat.util_pct
                 node_used += stat.fb_used_mib
                 node_total += stat.fb_total_mib
-            last = sim.last_active.get((node.name, gpu))
+            last = cluster.last_active.get((node.name, gpu))
             if last is not None:
                 yield "runai_last_gpu_utilization_time_per_gpu", g, last
         n = labels(base)
@@ -55,7 +79,7 @@ def _gpus_and_nodes(sim: Simulation, cid: str) -> Iterator[Sample]:
         )
         yield "runai_node_nodepool", labels({"node": node.name, "nodepool": node.pool}), 1.0
         cpu = mem = 0.0
-        for w in sim.workloads.values():
+        for w in cluster.workloads.values():
             if w.phase in ALLOCATED:
                 pods = [p for p in w.live_pods() if p.node == node.name]
                 cpu += len(pods) * w.cpu_millis_per_pod / 1000.0
@@ -64,8 +88,8 @@ def _gpus_and_nodes(sim: Simulation, cid: str) -> Iterator[Sample]:
         yield "runai_node_requested_memory_bytes", n, mem
 
 
-def _quotas(sim: Simulation, cid: str) -> Iterator[Sample]:
-    bp = sim.bp
+def _quotas(cluster: ClusterState, cid: str) -> Iterator[Sample]:
+    bp = cluster.bp
     for project in bp.projects:
         total = sum(q.gpu for q in project.quotas.values())
         yield (
@@ -96,26 +120,26 @@ def _quotas(sim: Simulation, cid: str) -> Iterator[Sample]:
             yield "runai_queue_info", labels(queue), 1.0
         allocated = sum(
             w.allocated_gpus()
-            for w in sim.workloads.values()
+            for w in cluster.workloads.values()
             if w.project == project.name and w.phase in ALLOCATED
         )
         p = labels({"clusterId": cid, "project": project.name})
         yield "runai_allocated_gpu_count_per_project", p, float(allocated)
         utils = [
-            sim.gpu_stats[(pod.node, g)].util_pct
-            for w in sim.workloads.values()
+            cluster.gpu_stats[(pod.node, g)].util_pct
+            for w in cluster.workloads.values()
             if w.project == project.name and w.phase in ALLOCATED
             for pod in w.live_pods()
             if pod.node is not None
             for g in pod.gpus
-            if (pod.node, g) in sim.gpu_stats
+            if (pod.node, g) in cluster.gpu_stats
         ]
         if utils:
             yield "runai_gpu_utilization_per_project", p, sum(utils) / len(utils)
 
 
-def _workloads(sim: Simulation, cid: str) -> Iterator[Sample]:
-    for w in sim.workloads.values():
+def _workloads(cluster: ClusterState, cid: str) -> Iterator[Sample]:
+    for w in cluster.workloads.values():
         if w.phase is Phase.CREATING:
             continue
         ident = {"clusterId": cid, "workload_id": w.uid, "workload_name": w.name}
@@ -147,11 +171,11 @@ def _workloads(sim: Simulation, cid: str) -> Iterator[Sample]:
         yield "runai_active_job_cpu_requested_cores", job, w.pods_count * w.cpu_millis_per_pod / 1000.0
         yield "runai_active_job_memory_requested_bytes", job, float(w.pods_count * w.memory_bytes_per_pod)
         yield "runai_allocated_gpu_count_per_workload", wl, float(w.allocated_gpus())
-        yield from _workload_gpu_usage(sim, w, wl, cid)
+        yield from _workload_gpu_usage(cluster, w, wl, cid)
 
 
 def _workload_gpu_usage(
-    sim: Simulation, w: Workload, wl: tuple[tuple[str, str], ...], cid: str
+    cluster: ClusterState, w: Workload, wl: tuple[tuple[str, str], ...], cid: str
 ) -> Iterator[Sample]:
     utils: list[float] = []
     used = 0.0
@@ -170,7 +194,7 @@ def _workload_gpu_usage(
         yield "runai_allocated_millicpus_per_pod", labels(pl), float(w.cpu_millis_per_pod)
         yield "runai_allocated_memory_per_pod", labels(pl), float(w.memory_bytes_per_pod)
         for gpu in pod.gpus:
-            stat = sim.gpu_stats.get((pod.node, gpu))
+            stat = cluster.gpu_stats.get((pod.node, gpu))
             if stat is None:
                 continue
             g = labels({**pl, "gpu": str(gpu)})
@@ -178,10 +202,10 @@ def _workload_gpu_usage(
             yield "runai_gpu_memory_used_mebibytes_per_pod_per_gpu", g, stat.fb_used_mib
             utils.append(stat.util_pct)
             used += stat.fb_used_mib
-            last = max(last, sim.last_active.get((pod.node, gpu), 0.0))
+            last = max(last, cluster.last_active.get((pod.node, gpu), 0.0))
     if utils:
         yield "runai_gpu_utilization_per_workload", wl, sum(utils) / len(utils)
         yield "runai_gpu_memory_used_mebibytes_per_workload", wl, used
     if last:
         yield "runai_last_gpu_utilization_time_per_workload", wl, last
-        yield "runai_gpu_idle_seconds_per_workload", wl, max(0.0, sim.now() - last)
+        yield "runai_gpu_idle_seconds_per_workload", wl, max(0.0, cluster.now() - last)

@@ -29,6 +29,8 @@ from lab.spec.slurm_blueprint import load
 SELECTORS = {
     "dcgm-xid-errors": "DCGM_FI_DEV_XID_ERRORS",
     "dcgm-gpu-util": 'DCGM_FI_DEV_GPU_UTIL{{Hostname="{node}"}}',
+    "dcgm-sm-clock": 'DCGM_FI_DEV_SM_CLOCK{{Hostname="{node}"}}',
+    "dcgm-power-usage": 'DCGM_FI_DEV_POWER_USAGE{{Hostname="{node}"}}',
     "slurm-node-status": "slurm_node_status",
     "slurm-node-drain-reason-info": "slurm_node_drain_reason_info",
     "slurm-queue-pending": "slurm_queue_pending",

@@ -38,7 +38,7 @@ from lab.runai.arrivals import Arrivals, poisson
 from lab.runai.cluster_state import CONTAINER, Workload
 from lab.runai.dcgm_bridge import DcgmBridge
 from lab.runai.expfmt import render
-from lab.runai.series_runai import runai_samples
+from lab.runai.series_runai import ClusterState, runai_samples
 from lab.spec.runai_blueprint import RunaiBlueprint, WorkloadClass
 
 log = logging.getLogger("lab.kube.driver")
@@ -262,25 +262,7 @@ class Driver:
 
     # --- 3. devices -----------------------------------------------------------------------------
     def assign_devices(self, pods: list[Obj]) -> None:
-        live = []
-        for pod in pods:
-            node = pod["spec"].get("nodeName")
-            phase = pod.get("status", {}).get("phase", "Pending")
-            if not node or phase in ("Succeeded", "Failed"):
-                continue
-            annotations = pod["metadata"].get("annotations", {})
-            live.append(
-                BoundPod(
-                    pod["metadata"]["uid"],
-                    pod["metadata"]["namespace"],
-                    pod["metadata"]["name"],
-                    node,
-                    view.gpus_of(pod),
-                    CONTAINER,
-                    annotations.get(manifests.DCGM_CLASS_ANNOTATION),
-                )
-            )
-        if self.devices.assign(live) and self.dcgm is not None:
+        if self.devices.assign(bound_pods(pods)) and self.dcgm is not None:
             self.dcgm.write(self.devices.mapping())
 
     # --- 4. signals -----------------------------------------------------------------------------
@@ -304,8 +286,7 @@ class Driver:
         for key, stat in stats.items():
             if stat.util_pct > 0:
                 self.last_active[key] = now
-        cluster = view.build(self.bp, now, jobs, pods, self.devices, stats, self.last_active)
-        text = render(list(runai_samples(cluster)))
+        text = runai_metrics(view.build(self.bp, now, jobs, pods, self.devices, stats, self.last_active))
         with self.lock:
             self.metrics = text
 
@@ -322,6 +303,36 @@ class Driver:
         self.refresh_metrics(jobs, pods)
         self.copy_events()
         return t
+
+
+def bound_pods(pods: list[Obj]) -> list[BoundPod]:
+    """The pods that hold devices: bound to a node and not yet terminated."""
+    live = []
+    for pod in pods:
+        node = pod["spec"].get("nodeName")
+        phase = pod.get("status", {}).get("phase", "Pending")
+        if not node or phase in ("Succeeded", "Failed"):
+            continue
+        annotations = pod["metadata"].get("annotations", {})
+        live.append(
+            BoundPod(
+                pod["metadata"]["uid"],
+                pod["metadata"]["namespace"],
+                pod["metadata"]["name"],
+                node,
+                view.gpus_of(pod),
+                CONTAINER,
+                annotations.get(manifests.DCGM_CLASS_ANNOTATION),
+            )
+        )
+    return live
+
+
+def runai_metrics(cluster: ClusterState) -> str:
+    """The ``/metrics`` text of one look at the cluster. A sample that
+    :mod:`lab.runai.sourced_families` does not hold raises :class:`lab.runai.expfmt.ExpositionError`;
+    the tick loop only logs it, so the unit tests render a busy cluster with this function."""
+    return render(list(runai_samples(cluster)))
 
 
 class _Handler(BaseHTTPRequestHandler):

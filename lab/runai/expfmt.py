@@ -20,7 +20,8 @@ _KSM = {f.name for f in KSM_FAMILIES}
 
 
 class ExpositionError(ValueError):
-    """A sample that does not belong to a sourced family (a bug: every name must be sourced)."""
+    """A sample that does not belong to a sourced family, or lacks one of its documented labels (a bug:
+    every name must be sourced)."""
 
 
 def _family_of(series: str) -> str:
@@ -38,9 +39,11 @@ def render(samples: Iterable[Sample]) -> str:
     for series, labels, value in samples:
         family = _family_of(series)
         allowed = set(ALL_FAMILIES[family].labels) | ({"le"} if series.endswith("_bucket") else set())
-        extra = {name for name, _ in labels} - allowed
-        if extra:
-            raise ExpositionError(f"{series}: labels {sorted(extra)} are not sourced for {family}")
+        names = {name for name, _ in labels}
+        if names - allowed:
+            raise ExpositionError(f"{series}: labels {sorted(names - allowed)} are not sourced for {family}")
+        if ALL_FAMILIES[family].type != "histogram" and names != allowed:
+            raise ExpositionError(f"{series}: documented labels {sorted(allowed - names)} are missing")
         pairs = list(labels) if family in _KSM else sorted(labels)
         text = ",".join(f'{name}="{escape_label_value(val)}"' for name, val in pairs)
         body = f"{series}{{{text}}}" if text else series

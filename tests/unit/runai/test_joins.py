@@ -1,4 +1,6 @@
-"""The documented walk (failed workload -> pods -> GPUs -> nodes) on the gpu-fault run's series."""
+"""The documented walk (failed workload -> pods -> GPUs -> nodes) on the real path's series: the
+driver's ``runai_*`` and its DCGM targets before and after the gpu-fault scenario's XID, with
+kube-state-metrics' series of the same pod from the captured gpu-fault run."""
 
 from __future__ import annotations
 
@@ -6,39 +8,51 @@ import re
 from pathlib import Path
 
 from lab.exposition import parse_samples
-from lab.runai.headless import fault_walk, main_metrics, run_headless
-from lab.runai.joins import Series, evaluate
-from lab.runai.simulation import Simulation
-from lab.runai.sourced_families import ALL_FAMILIES
+from lab.kube.driver import runai_metrics
+from lab.paths import PROJECT_ROOT
+from lab.runai.joins import Row, Series, evaluate, walk
 
-from .helpers import shipped
+from ..kube.api_objects import VICTIM, VICTIM_POD, Cluster, busy
 
-DCGM_NAMES = {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_XID_ERRORS"}
-
-
-def test_join_walk_finds_the_failed_pod_gpu_and_node(tmp_path: Path) -> None:
-    history: list[list[Series]] = []
-
-    def scrape(sim: Simulation) -> None:
-        series = parse_samples(main_metrics(sim))
-        for node in sim.dcgm.nodes.values():
-            series += parse_samples(node.scrape())
-        history.append(series)
-
-    run = run_headless(shipped(), "gpu-fault", steps=120, out_dir=tmp_path, on_step=scrape)
-    walk = fault_walk(run)
-    window = int(3600 / run.sim.bp.clock.step_seconds)  # the walk's [1h]
-    answer = evaluate(history[-window:], walk.expected[0].workload, walk.expected[0].namespace)
-    assert answer == walk.expected
-    row = answer[0]
-    assert row.xid == "79" and row.nodepool == "default"
-    assert row.uuid == run.sim.dcgm.nodes[row.node].gpus[int(row.gpu)].uuid
+CAPTURE = PROJECT_ROOT / "captures" / "runai-kai-0.13.0" / "gpu-fault"
+NAMESPACE = "runai-team-a"
+XID = 79  # the blueprint's gpu-fault XID
 
 
-def test_walk_uses_only_emitted_names(tmp_path: Path) -> None:
-    run = run_headless(shipped(), "gpu-fault", steps=100, out_dir=tmp_path)
-    walk = fault_walk(run)
-    text = walk.combined + " ".join(query for _, query in walk.steps)
-    names = set(re.findall(r"\b(?:runai|kube|kai|DCGM)_[A-Za-z0-9_]+\b", text))
-    assert names <= set(ALL_FAMILIES) | DCGM_NAMES
-    assert "created_by_name" in ALL_FAMILIES["kube_pod_info"].labels
+def scrape(cluster: Cluster) -> list[Series]:
+    """One scrape of the driver's /metrics and every DCGM target."""
+    series = parse_samples(runai_metrics(cluster.look()))
+    for node in cluster.dcgm.nodes.values():
+        series += parse_samples(node.scrape())
+    return series
+
+
+def captured_kube_state_metrics() -> list[Series]:
+    return parse_samples((CAPTURE / "metrics-kube-state-metrics.txt").read_text(encoding="utf-8"))
+
+
+def test_the_walk_finds_the_failed_pod_its_gpu_and_node(tmp_path: Path) -> None:
+    cluster = busy(tmp_path)
+    running = scrape(cluster)
+    node, gpu = cluster.fail_on_xid(VICTIM_POD, XID)
+    failed = scrape(cluster) + captured_kube_state_metrics()
+    uuid = cluster.dcgm.nodes[node].gpus[gpu].uuid
+    expected = walk(
+        VICTIM, NAMESPACE, [Row(VICTIM, NAMESPACE, VICTIM_POD, node, str(gpu), uuid, "default", "79")]
+    )
+    assert evaluate([running, failed], VICTIM, NAMESPACE) == expected.expected
+    # The GPU is released: only the look back over the window still ties it to the pod.
+    assert evaluate([failed], VICTIM, NAMESPACE) == ()
+
+
+def test_the_walk_names_only_series_and_labels_the_real_path_emits(tmp_path: Path) -> None:
+    emitted = scrape(busy(tmp_path)) + captured_kube_state_metrics()
+    names = {name for name, _, _ in emitted}
+    label_names = {label for _, labels, _ in emitted for label in labels}
+    query = walk(VICTIM, NAMESPACE, [])
+    text = query.combined + "\n".join(promql for _, promql in query.steps)
+    assert set(re.findall(r"\b(?:runai|kube|kai|DCGM)_[A-Za-z0-9_]+\b", text)) <= names
+    used = set(re.findall(r"(\w+)=", text))
+    for listed in re.findall(r"(?:by|on|group_left) \(([^)]*)\)", text):
+        used |= {label.strip() for label in listed.split(",") if label.strip()}
+    assert used and used <= label_names, used - label_names

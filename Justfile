@@ -112,7 +112,6 @@ bench:
     python bench/bench_job_mapping.py
     python bench/bench_dcgm_shim.py
     python bench/bench_workload.py --plan-only
-    python bench/bench_runai.py
 
 # The rule files pass `promtool check rules`, and their unit tests (tests/rules/, cut from captures/)
 # pass `promtool test rules`, with the lab's pinned promtool (the Prometheus image `lab up` builds)

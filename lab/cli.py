@@ -329,10 +329,8 @@ def _mount_constructs() -> None:
     from lab.alerts.cli import alerts
     from lab.churn.cli import app as churn_app
     from lab.drill.cli import drill
-    from lab.runai.cli import app as runai_app
     from lab.workload.cli import app as workload_app
 
-    app.add_typer(runai_app, name="runai")
     app.add_typer(workload_app, name="workload")
     app.add_typer(churn_app, name="churn")
     app.command("drill", no_args_is_help=True)(drill)

@@ -24,7 +24,7 @@ ALERTMANAGER_PORT = 9093  # Alertmanager's default --web.listen-address, in the 
 ALERT_RECEIVER_PORT = 9095
 SLURM_EXPORTER_PORT = 9341  # the exporter's default :9341, Prometheus' registered Slurm exporter port
 DCGM_EXPORTER_PORT = 9400  # dcgm-exporter's default listen port (:9400)
-RUNAI_API_PORT = 9590  # the Run:ai emulator's /metrics, /kai/<pool>/metrics and /api/v1 (docs/runai.md)
+RUNAI_API_PORT = 9590  # the Run:ai driver's runai_* /metrics (docs/runai.md)
 RUNAI_DCGM_FIRST_PORT = 9591  # node i of a Run:ai blueprint serves its DCGM target on 9591 + i
 KUBE_APISERVER_PORT = 6443  # kube-apiserver's --secure-port default, in the Run:ai lab's container
 # 127.0.0.1 on the host: beside a Slurm lab's 9090, and the API server off 6443 (a real cluster's).
@@ -44,7 +44,7 @@ XID_DIR = "xid"  # under SHARED_MOUNT: `lab fault xid` writes, the shim reads
 THROTTLE_DIR = "throttle"  # under SHARED_MOUNT: `lab fault throttle` writes, the shim reads
 JOBS_DIR = "jobs"  # under SHARED_MOUNT
 JOB_CLASSES = "jobs/classes.json"  # under SHARED_MOUNT: the workload runner writes, the shim reads
-RUNAI_OUT_MOUNT = "/var/lib/aifactory-lab/runai"  # Run:ai emulator → host: events, logs, pod resources
+RUNAI_OUT_MOUNT = "/var/lib/aifactory-lab/runai"  # Run:ai lab → host: events, logs, pod resources
 # The alert receiver → host: one JSON line per Alertmanager notification (`lab alerts` reads it).
 ALERTS_MOUNT = "/var/lib/aifactory-lab/alerts"
 ALERTS_FILE = "notifications.jsonl"  # under ALERTS_MOUNT

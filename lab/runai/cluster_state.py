@@ -1,7 +1,7 @@
-"""Plain state of the emulated cluster: nodes with specific GPUs, workloads, their pods.
+"""Plain state of a cluster as the driver sees it: nodes with specific GPUs, workloads, their pods.
 
-Phases are the Run:ai API enum ``Phase`` (swagger v1.224.0) the construct emulates; pod phases are
-Kubernetes ``PodPhase``. Names say what a thing is in the field's own words.
+Workload phases are values of the Run:ai API enum ``Phase`` (runapy's swagger, tag v1.224.0); pod
+phases are Kubernetes ``PodPhase``. Names say what a thing is in the field's own words.
 """
 
 from __future__ import annotations

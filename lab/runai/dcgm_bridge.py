@@ -1,11 +1,11 @@
-"""The DCGM side of the construct: lab.dcgm emulated nodes in Kubernetes mode, fed by the scheduler.
+"""The DCGM side of a Run:ai lab: lab.dcgm emulated nodes in Kubernetes mode, fed by the driver.
 
 The shim's Kubernetes mode reads GPU -> pod assignments from a pod-resources JSON file on every scrape
 (``lab/dcgm/kubernetes.py``), XID faults from ``<fault dir>/<node>/<gpu>`` (``lab/dcgm/xid.py``) and
 throttles from ``<out>/throttle/<node>/<gpu>``, which `lab fault throttle` writes from the host
 (``lab/dcgm/throttle.py``).
 This bridge writes both atomically (temp file + rename, never a half-written file) and holds one
-``EmulatedNode`` per node in-process, on the simulated clock, so the DCGM series follow allocations
+``EmulatedNode`` per node in-process, on the driver's clock, so the DCGM series follow allocations
 exactly. Without an in-process hook in lab.dcgm, the file is the hand-over (described in docs/runai.md).
 """
 

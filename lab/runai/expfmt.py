@@ -1,9 +1,8 @@
 """Prometheus text exposition of the construct's families (pure: samples in, text out).
 
-Families registered with Go's client_golang (Run:ai, KAI) are written the way its text encoder does:
+Written the way Go's client_golang text encoder writes a registry (Run:ai's exporters use it):
 families sorted by name, label pairs sorted by label name, series sorted by label values, floats in
-Go's shortest form (``lab.exposition.go_float``). kube-state-metrics writes its own text with its
-label order; those families keep the order of their entry in :mod:`lab.runai.sourced_families`.
+Go's shortest form (``lab.exposition.go_float``).
 """
 
 from __future__ import annotations
@@ -11,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from lab.exposition import escape_help, escape_label_value, go_float
-from lab.runai.sourced_families import ALL_FAMILIES, KSM_FAMILIES
+from lab.runai.sourced_families import FAMILIES_BY_NAME
 
 Labels = tuple[tuple[str, str], ...]
-Sample = tuple[str, Labels, float]  # (series name, labels, value); name may end _bucket/_sum/_count
-
-_KSM = {f.name for f in KSM_FAMILIES}
+Sample = tuple[str, Labels, float]  # (family name, labels, value)
 
 
 class ExpositionError(ValueError):
@@ -24,39 +21,29 @@ class ExpositionError(ValueError):
     every name must be sourced)."""
 
 
-def _family_of(series: str) -> str:
-    if series in ALL_FAMILIES:
-        return series
-    for ending in ("_bucket", "_sum", "_count"):
-        base = series.removesuffix(ending)
-        if base != series and base in ALL_FAMILIES and ALL_FAMILIES[base].type == "histogram":
-            return base
-    raise ExpositionError(f"series {series!r} is not in lab.runai.sourced_families")
-
-
 def render(samples: Iterable[Sample]) -> str:
     grouped: dict[str, list[tuple[str, str]]] = {}
-    for series, labels, value in samples:
-        family = _family_of(series)
-        allowed = set(ALL_FAMILIES[family].labels) | ({"le"} if series.endswith("_bucket") else set())
+    for family, labels, value in samples:
+        if family not in FAMILIES_BY_NAME:
+            raise ExpositionError(f"series {family!r} is not in lab.runai.sourced_families")
+        documented = set(FAMILIES_BY_NAME[family].labels)
         names = {name for name, _ in labels}
-        if names - allowed:
-            raise ExpositionError(f"{series}: labels {sorted(names - allowed)} are not sourced for {family}")
-        if ALL_FAMILIES[family].type != "histogram" and names != allowed:
-            raise ExpositionError(f"{series}: documented labels {sorted(allowed - names)} are missing")
-        pairs = list(labels) if family in _KSM else sorted(labels)
+        if names - documented:
+            raise ExpositionError(
+                f"{family}: labels {sorted(names - documented)} are not sourced for {family}"
+            )
+        if names != documented:
+            raise ExpositionError(f"{family}: documented labels {sorted(documented - names)} are missing")
+        pairs = sorted(labels)
         text = ",".join(f'{name}="{escape_label_value(val)}"' for name, val in pairs)
-        body = f"{series}{{{text}}}" if text else series
         grouped.setdefault(family, []).append(
-            ("\x00".join(v for _, v in pairs), f"{body} {go_float(value)}\n")
+            ("\x00".join(v for _, v in pairs), f"{family}{{{text}}} {go_float(value)}\n")
         )
     out: list[str] = []
     for family in sorted(grouped):
-        spec = ALL_FAMILIES[family]
+        spec = FAMILIES_BY_NAME[family]
         out.append(f"# HELP {family} {escape_help(spec.help)}\n# TYPE {family} {spec.type}\n")
-        # Histogram lines keep their written order (buckets by le, then _sum, _count).
-        rows = grouped[family] if spec.type == "histogram" else sorted(grouped[family])
-        out.extend(line for _, line in rows)
+        out.extend(line for _, line in sorted(grouped[family]))
     return "".join(out)
 
 

@@ -115,12 +115,6 @@ class WorkloadClass(Strict):
         return self
 
 
-class Lifecycle(Strict):
-    creating_s: float = Field(ge=0)
-    initializing_s: float = Field(ge=0)
-    retention_s: float = Field(ge=0)
-
-
 class ResourcesPerGpu(Strict):
     cpu_cores: float = Field(gt=0)
     memory_bytes: int = Field(gt=0)
@@ -154,10 +148,6 @@ class Scenarios(Strict):
     gpu_fault: GpuFault
 
 
-class Clock(Strict):
-    step_seconds: float = Field(gt=0, le=600)
-
-
 class RunaiBlueprint(Strict):
     kind: Literal["runai"]  # lab/kinds: how `lab up` knows this is a Run:ai lab
     name: Name
@@ -167,12 +157,10 @@ class RunaiBlueprint(Strict):
     ]
     scheduler_name: Literal["kai-scheduler", "runai-scheduler"] = "kai-scheduler"
     log_verbosity: int = Field(default=3, ge=0, le=7)
-    clock: Clock
     node_pools: list[NodePool] = Field(min_length=1)
     departments: list[Department] = Field(min_length=1)
     projects: list[Project] = Field(min_length=1)
     workloads: list[WorkloadClass] = Field(min_length=1)
-    lifecycle: Lifecycle
     resources_per_gpu: ResourcesPerGpu
     scenarios: Scenarios
 

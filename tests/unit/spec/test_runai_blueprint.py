@@ -8,9 +8,17 @@ from typing import Any
 import pytest
 import yaml
 
-from lab.spec.runai_blueprint import RunaiBlueprintError, load
+from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, RunaiBlueprint, RunaiBlueprintError, load
 
-from ..runai.helpers import shipped, shipped_data
+
+def shipped() -> RunaiBlueprint:
+    return load(DEFAULT_RUNAI_BLUEPRINT)
+
+
+def shipped_data() -> dict[str, Any]:
+    data = yaml.safe_load(DEFAULT_RUNAI_BLUEPRINT.read_text())
+    assert isinstance(data, dict)
+    return data
 
 
 def write(tmp_path: Path, data: Any) -> Path:
@@ -44,7 +52,7 @@ def test_shipped_blueprint_loads() -> None:
         ),
         (lambda d: d["projects"][0]["quotas"].update(gpu_pool={"gpu": 1}), "(top level)", "gpu_pool"),
         (lambda d: d["scenarios"]["gpu_fault"].update(workload_class="nope"), "(top level)", "gpu_fault"),
-        (lambda d: d.pop("clock"), "clock", "required field is missing"),
+        (lambda d: d.pop("resources_per_gpu"), "resources_per_gpu", "required field is missing"),
     ],
 )
 def test_bad_blueprint_names_file_field_and_fix(tmp_path: Path, change: Any, field: str, fix: str) -> None:

@@ -4,10 +4,17 @@
    workload (Helios Venus, 0.68 GPU jobs per GPU per day) and the superpod's (Helios Saturn, 1.86),
    including the jobs running when the plan begins. Wall time (best and median of 5) and peak Python
    memory (tracemalloc, a separate run).
-2. Submission through slurmrestd: ``--jobs`` planned jobs (default 200) submitted one after another by
-   the runner's own client (per-user JWTs, the v0.0.42 job description with its script), then cancelled
-   the same way. Reports jobs/s and per-request latency. Loopback only: the lab's slurmrestd must
-   listen on 127.0.0.1. Bounded: it stops after ``--jobs`` submissions and cancels them all.
+2. Submission, side by side in one run: ``--jobs`` planned jobs (default 200) submitted one after
+   another through each way into the running lab's Slurm, then cancelled:
+   * pyslurm: the runner's own client (an agent per user in the controller, over ``docker exec``'s
+     pipe; the latency is what the runner waits for, the pipe included);
+   * slurmrestd: the runner's other client (per-user JWTs, the v0.0.42 job description; loopback only);
+   * sbatch: the same jobs as ``sbatch`` command lines, run one after another inside the controller as
+     the first job's user, each timed there (a process start and the RPC, as a user's script pays).
+   Reports jobs/s and p50/p99 latency per way, and what that means for the SuperPOD blueprint's
+   starting burst (the jobs its plan has running at the start, submitted at once) against Slurm's
+   main scheduling cycle (``sched_interval``, 60 s by default). Bounded: ``--jobs`` per way, all
+   cancelled.
 
 Run: ``python3 bench/bench_workload.py`` (``--plan-only`` without a lab).
 """
@@ -24,6 +31,7 @@ import tracemalloc
 import urllib.parse
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -32,8 +40,8 @@ sys.path.insert(0, str(REPO))
 
 from lab.paths import DEFAULT_BLUEPRINT  # noqa: E402
 from lab.spec.slurm_blueprint import Blueprint, load, parse  # noqa: E402
-from lab.workload.plan import Plan, plan  # noqa: E402
-from lab.workload.submit import NodeShape, job_description  # noqa: E402
+from lab.workload.plan import Plan, PlannedJob, lab_limit_minutes, plan  # noqa: E402
+from lab.workload.submit import NodeShape  # noqa: E402
 
 
 def machine() -> dict[str, str]:
@@ -97,52 +105,106 @@ def bench_plan(workload_of: str) -> list[str]:
     ]
 
 
+def _latency_row(way: str, count: int, total_s: float, latencies: list[float]) -> str:
+    ordered = sorted(latencies)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return (
+        f"| submit through {way}, sequential | {count} jobs | {count / total_s:.1f} jobs/s; latency p50 "
+        f"{statistics.median(latencies) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms | - |"
+    )
+
+
+def _through_client(client: Any, jobs: list[PlannedJob], shape: NodeShape) -> tuple[float, list[float]]:
+    latencies = []
+    ids: list[tuple[str, int]] = []
+    start = time.perf_counter()
+    for job in jobs:
+        description = client.description(job, 3600.0, shape, "/tmp", 2)
+        description["name"] = "bench-workload"
+        began = time.perf_counter()
+        ids.append((job.user, client.submit(job.user, description)))
+        latencies.append(time.perf_counter() - began)
+    total_s = time.perf_counter() - start
+    for user, job_id in ids:
+        client.cancel(user, job_id)
+    return total_s, latencies
+
+
+def _through_sbatch(controller: Any, jobs: list[PlannedJob], shape: NodeShape) -> tuple[float, list[float]]:
+    """The same jobs as sbatch lines, timed inside the controller (nanoseconds around each sbatch)."""
+    user = jobs[0].user
+    lines = ["set -eu", "printf '#!/bin/bash\\nsleep 1\\n' > /tmp/bench-workload.sh"]
+    for job in jobs:
+        limit = lab_limit_minutes(job.time_limit_s, 3600.0)
+        lines.append(
+            "s=$(date +%s%N); sbatch --parsable --job-name=bench-workload "
+            f"--account={job.account} --partition={job.partition} --qos={job.qos} --time={limit} "
+            f"--gpus={job.gpus} --cpus-per-gpu={shape.cpus_per_gpu} --output=/tmp/bench-%j.out "
+            "/tmp/bench-workload.sh >/dev/null; e=$(date +%s%N); echo $((e - s))"
+        )
+    start = time.perf_counter()
+    result = controller.exec_run(["bash", "-c", "\n".join(lines)], user=user)
+    wall_s = time.perf_counter() - start
+    if result.exit_code != 0:
+        raise SystemExit(f"sbatch as {user} failed: {result.output.decode()[-500:]}")
+    latencies = [int(line) / 1e9 for line in result.output.decode().split()]
+    controller.exec_run(["scancel", "--name", "bench-workload"])
+    if len(latencies) != len(jobs):
+        raise SystemExit(f"sbatch timed {len(latencies)} of {len(jobs)} jobs (took {wall_s:.1f} s)")
+    return sum(latencies), latencies
+
+
 def bench_submit(blueprint_path: Path, count: int) -> list[str]:
     import docker
 
     from lab import kinds
-    from lab.workload.submit import connect
+    from lab.progress import Progress
+    from lab.workload.submit import connect as connect_rest
+    from lab.workload.submitters import connect
 
-    client = docker.from_env()
-    rest = connect(kinds.attach(client, load(blueprint_path).name))
+    engine = docker.from_env()
+    model = load(blueprint_path)
+    lab = kinds.attach(engine, model.name)
+    rest = connect_rest(lab)
     host = urllib.parse.urlsplit(rest.base_url).hostname
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise SystemExit(f"slurmrestd is at {rest.base_url}: this benchmark only talks to loopback")
-    model = load(blueprint_path)
     shape = NodeShape.of(model)
     # Real planned jobs (users, accounts, scripts), made short and single-GPU so the bench measures
-    # submission, not scheduling; they are cancelled at the end.
+    # submission, not scheduling; they are cancelled after each way.
     jobs = [
         replace(job, gpus=1, nodes=1, duration_s=1.0, outcome="completed", failure=None)
         for job in plan(model, hours=24 * 365, seed=2).jobs[:count]
     ]
     if len(jobs) < count:
         raise SystemExit(f"the plan has only {len(jobs)} jobs")
-    for user in {job.user for job in jobs}:  # tokens first: their issue time is not submission time
+    pyslurm = connect(lab, "pyslurm", Progress())
+    for user in {job.user for job in jobs}:  # tokens and agents first: their start is not submission
         rest.credentials(user)
-    latencies = []
-    ids: list[tuple[str, int]] = []
-    start = time.perf_counter()
-    for job in jobs:
-        description = job_description(job, 3600.0, shape, "/tmp", 2)
-        description["name"] = "bench-workload"
-        began = time.perf_counter()
-        ids.append((job.user, rest.submit(job.user, description)))
-        latencies.append(time.perf_counter() - began)
-    submit_s = time.perf_counter() - start
-    cancel_start = time.perf_counter()
-    for user, job_id in ids:
-        rest.cancel(user, job_id)
-    cancel_s = time.perf_counter() - cancel_start
-    ordered = sorted(latencies)
-    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-    return [
-        f"| submit through slurmrestd ({rest.base_url}), sequential | {count} jobs | "
-        f"{count / submit_s:.1f} jobs/s; latency p50 {statistics.median(latencies) * 1000:.1f} ms, "
-        f"p99 {p99 * 1000:.1f} ms | - |",
-        f"| cancel through slurmrestd (DELETE), sequential | {count} jobs | {count / cancel_s:.1f} jobs/s "
-        "| - |",
-    ]
+        pyslurm.states(user)
+    rows = []
+    rates = {}
+    for way, client in (("pyslurm", pyslurm), (f"slurmrestd ({rest.base_url})", rest)):
+        total_s, latencies = _through_client(client, jobs, shape)
+        rates[way.split()[0]] = count / total_s
+        rows.append(_latency_row(way, count, total_s, latencies))
+    pyslurm.close()
+    total_s, latencies = _through_sbatch(lab.controller(), jobs, shape)
+    rates["sbatch"] = count / total_s
+    rows.append(_latency_row("sbatch (in the controller, one process per job)", count, total_s, latencies))
+    burst = starting_burst()
+    rows.append(
+        f"| SuperPOD starting burst | {burst} jobs | "
+        + ", ".join(f"{way} {burst / rate:.2f} s" for way, rate in rates.items())
+        + " (Slurm's main scheduling cycle: 60 s) | - |"
+    )
+    return rows
+
+
+def starting_burst() -> int:
+    """Jobs the SuperPOD blueprint's plan submits at its start: those a cluster has running then."""
+    superpod = load(DEFAULT_BLUEPRINT.parent / "superpod.yaml")
+    return sum(1 for job in plan(superpod, hours=1, seed=1).jobs if job.warm_s > 0)
 
 
 def main() -> None:
@@ -151,7 +213,9 @@ def main() -> None:
         "--blueprint", type=Path, default=DEFAULT_BLUEPRINT, help="the running lab's blueprint"
     )
     parser.add_argument("--jobs", type=int, default=200, help="jobs to submit (bounded; default 200)")
-    parser.add_argument("--plan-only", action="store_true", help="skip the slurmrestd benchmark")
+    parser.add_argument(
+        "--plan-only", action="store_true", help="skip the submission benchmarks (no lab needed)"
+    )
     args = parser.parse_args()
     facts = machine()
     print(f"machine: {facts['cpu']}, {facts['cores']} cores, {facts['memory']}; Python {facts['python']}")

@@ -95,6 +95,20 @@ def up(
             help="Live mode: keep the blueprint's plausible workload running (`lab workload run --live`)."
         ),
     ] = True,
+    submit_via: Annotated[
+        str,
+        typer.Option(
+            help="How the live workload reaches Slurm: pyslurm (the default; its tag is built once, about "
+            "7 min, and installed in the controller) or slurmrestd (no build)."
+        ),
+    ] = "pyslurm",
+    pyslurm_source: Annotated[
+        Path | None,
+        typer.Option(
+            help="pyslurm's tag archive (default: $LAB_PYSLURM_SOURCE, else "
+            "../shared/vendor/pyslurm-24.11.0.tar.gz); its sha256 must match lab/versions.py."
+        ),
+    ] = None,
     exporter_source: Annotated[
         Path | None,
         typer.Option(
@@ -150,8 +164,10 @@ def up(
     Idempotent: run it again after editing the blueprint and only what changed is redone. As root on
     Debian it installs and starts a missing container engine (docker.io) and debootstrap.
     """
-    from lab.workload import background
+    from lab.workload import background, pyslurm_wheel, submitters
 
+    if submit_via not in submitters.WAYS:
+        _fail(ValueError(f"--submit-via {submit_via!r}: use one of {', '.join(submitters.WAYS)}"))
     progress = Progress(quiet=quiet)
     options = kinds.UpOptions(
         build=images.BuildOptions(
@@ -178,7 +194,17 @@ def up(
         _fail(error)
     # The live workload starts after bring-up, from the blueprint the lab recorded.
     if getattr(model, "workload", None) is not None and workload:
-        pid = background.start(handle.name, handle.state_dir / "blueprint.yaml")
+        if submit_via == "pyslurm":
+            try:
+                submitters.prepare_pyslurm(handle, progress, pyslurm_source)
+            except (pyslurm_wheel.PyslurmError, running.LabError) as error:
+                _fail(
+                    RuntimeError(
+                        f"{error}\nThe lab is up without its live workload. Fix the above and run "
+                        "`lab up` again, or `lab up --submit-via slurmrestd`."
+                    )
+                )
+        pid = background.start(handle.name, handle.state_dir / "blueprint.yaml", submit_via)
         progress.say(f"live workload running (pid {pid}, log {background.log_file(handle.name)})")
     elif not workload and background.stop(handle.name):
         progress.say("live workload stopped (--no-workload)")

@@ -29,6 +29,15 @@ PROMETHEUS_UI_COMMIT = "1491d29fb1e8f8acbab29fd54fd4ce9be2cbd7bc"  # the tag's c
 PROMETHEUS_UI_ARCHIVE = "prometheus-web-ui-2.53.3.tar.gz"
 PROMETHEUS_UI_ARCHIVE_PREFIX = "prometheus-web-ui-2.53.3"
 PROMETHEUS_UI_ARCHIVE_SHA256 = "2c1ed69dc6b8c01411aafb60faf7bd8046727e71b05db9b548eee3fbb50c26b7"
+# PySlurm, the workload generator's way into Slurm (lab/workload/pyslurm_wheel.py): its release for Slurm
+# 24.11.x (pyslurm's major.minor must equal Slurm's; PyPI carries none for 24.11). Built once from the
+# unmodified tag archive (`git archive --prefix=pyslurm-24.11.0/ v24.11.0`) against libslurm-dev at
+# SLURM_DEB_VERSION, with Debian's Cython (the tag does not compile with Cython 3.2+).
+PYSLURM_VERSION = "v24.11.0"
+PYSLURM_COMMIT = "b3006ba96fe7c599d9263a2ad3149300c9ea96b7"  # the tag's commit
+PYSLURM_ARCHIVE = "pyslurm-24.11.0.tar.gz"
+PYSLURM_ARCHIVE_PREFIX = "pyslurm-24.11.0"
+PYSLURM_ARCHIVE_SHA256 = "d73656b234ac02981e95bb467c069d2f9a3fe32e86a26398dc3a41ef36b6ae50"
 # NVIDIA dcgm-exporter, the release the DCGM shim renders as (lab/dcgm). Its unmodified tag archive and
 # the go-dcgm tree its go.mod requires build the conformance test's renderer (tests/conformance/).
 DCGM_EXPORTER_TAG = "4.5.3-4.8.2"

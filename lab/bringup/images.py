@@ -89,6 +89,19 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
     )
 
 
+def build_pyslurm_builder(client: docker.DockerClient, progress: Progress) -> str:
+    """The image pyslurm's wheel is built in (containers/pyslurm-build), on the current slurm-common."""
+    common = image_tag("slurm-common")
+    try:
+        client.images.get(common)
+    except ImageNotFound as error:
+        raise ImageBuildError(
+            f"{common} is missing: the pyslurm wheel is built on the lab's Slurm image. Fix: `lab up` first."
+        ) from error
+    args = {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}
+    return _build(client, "pyslurm-build", args, progress)
+
+
 def build_host(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> str:
     """The one image of `--hosts systemd` labs: a machine-like Debian host (containers/host)."""
     certificates = _certificates(options.ca_bundle)

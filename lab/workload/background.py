@@ -36,7 +36,7 @@ def running_pid(lab: str) -> int | None:
     return None if state == "Z" else pid  # a zombie has exited; its parent just has not reaped it
 
 
-def start(lab: str, blueprint: Path) -> int:
+def start(lab: str, blueprint: Path, submit_via: str = "pyslurm") -> int:
     """Start the live workload unless it already runs; returns its pid."""
     pid = running_pid(lab)
     if pid is not None:
@@ -45,7 +45,18 @@ def start(lab: str, blueprint: Path) -> int:
         process = subprocess.Popen(
             # The lab is the blueprint's `name`. Progress lines stay: the log is the record of what the
             # workload submitted and cancelled (`lab drill` reads it), a line or two per job.
-            [sys.executable, "-m", "lab", "workload", "run", "--live", "--blueprint", str(blueprint)],
+            [
+                sys.executable,
+                "-m",
+                "lab",
+                "workload",
+                "run",
+                "--live",
+                "--blueprint",
+                str(blueprint),
+                "--submit-via",
+                submit_via,
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

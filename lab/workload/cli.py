@@ -21,16 +21,18 @@ from lab.progress import Progress
 from lab.spec import slurm_blueprint as blueprint_module
 from lab.spec.slurm_blueprint import BlueprintError
 from lab.workload.plan import Model, Plan, PlannedJob, check_against, lab_limit_minutes, plan, week_offset_now
+from lab.workload.pyslurm_wheel import PyslurmError
 from lab.workload.runner import RunOptions, run
 from lab.workload.stats import describe
-from lab.workload.submit import NodeShape, SubmitError, connect
+from lab.workload.submit import NodeShape, SubmitError
+from lab.workload.submitters import DEFAULT, WAYS, connect
 from lab.workload.summary import duration
 
 app = typer.Typer(
     help=(
         "The plausible workload: jobs drawn from published GPU-cluster traces (arrival rate, sizes, "
         "run times, outcomes; see docs/workload.md), planned without a cluster and submitted to the "
-        "lab through slurmrestd as the planned users."
+        "lab as the planned users, through pyslurm (built once from its pinned tag) or slurmrestd."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -47,6 +49,20 @@ ScaleOption = Annotated[
     typer.Option(min=1, help="Real seconds per lab second (default: the blueprint's workload.time_scale)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+SubmitViaOption = Annotated[
+    str,
+    typer.Option(
+        help="pyslurm (the default: pyslurm's tag built once and run in the controller as each user) or "
+        "slurmrestd (Slurm's REST API with each user's JWT), for a site without pyslurm."
+    ),
+]
+PyslurmSourceOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="pyslurm's tag archive to build from (default: $LAB_PYSLURM_SOURCE, else "
+        "../shared/vendor/pyslurm-24.11.0.tar.gz); its sha256 must match lab/versions.py."
+    ),
+]
 
 
 def _fail(error: Exception) -> NoReturn:
@@ -115,14 +131,18 @@ def run_command(
     drain: Annotated[
         bool, typer.Option(help="After the last submission, wait until every job ended.")
     ] = True,
+    submit_via: SubmitViaOption = DEFAULT,
+    pyslurm_source: PyslurmSourceOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Submit the plan to the running lab through slurmrestd, then summarise from Slurm's accounting.
+    """Submit the plan to the running lab (pyslurm or slurmrestd), then summarise from Slurm's accounting.
 
     Each job runs as its planned user, logs lines with its job id, and ends as planned: completed,
     failed (with a traceback), cancelled (through Slurm's cancel) or timeout (its time limit).
     """
+    if submit_via not in WAYS:
+        _fail(ValueError(f"--submit-via {submit_via!r}: use one of {', '.join(WAYS)}"))
     model = _model(blueprint, time_scale)
     spec = model.spec
     chosen_seed = spec.seed if seed is None else seed
@@ -148,27 +168,32 @@ def run_command(
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         handle = kinds.attach(engine.require_engine(), lab)
-        rest = connect(handle)
-        summary = run(
-            jobs,
-            rest,
-            time_scale=spec.time_scale,
-            shape=NodeShape.of(model.blueprint),
-            seed=chosen_seed,
-            planned=planned_count,
-            stop=stop,
-            job_classes=job_classes or handle.job_classes_path,
-            options=RunOptions(
-                output_dir=output_dir,
-                drain=drain and not live_mode,
-                # Live, the log is a record kept for days: a line per job, and a status line an hour.
-                progress_every_s=3600.0 if live_mode else RunOptions.progress_every_s,
-            ),
-            progress=progress.say,
-            trace_queue=(spec.trace.queue_s.median, spec.trace.queue_s.mean),
-        )
+        client = connect(handle, submit_via, progress, pyslurm_source)
+        progress.say(f"submitting through {client.path}")
+        try:
+            summary = run(
+                jobs,
+                client,
+                time_scale=spec.time_scale,
+                shape=NodeShape.of(model.blueprint),
+                seed=chosen_seed,
+                planned=planned_count,
+                stop=stop,
+                job_classes=job_classes or handle.job_classes_path,
+                options=RunOptions(
+                    output_dir=output_dir,
+                    drain=drain and not live_mode,
+                    # Live, the log is a record kept for days: a line per job, and a status line an hour.
+                    progress_every_s=3600.0 if live_mode else RunOptions.progress_every_s,
+                ),
+                progress=progress.say,
+                trace_queue=(spec.trace.queue_s.median, spec.trace.queue_s.mean),
+            )
+        finally:
+            client.close()
     except (
         SubmitError,
+        PyslurmError,
         RestError,
         running.LabError,
         BlueprintError,

@@ -18,12 +18,35 @@ from typing import Any, Protocol
 
 from lab.dcgm.shim import JobClassesWriter
 from lab.workload.plan import PlannedJob, lab_limit_minutes
-from lab.workload.submit import NodeShape, RestClient, SubmitError, job_description
+from lab.workload.submit import NodeShape, SubmitError, refused_field
 from lab.workload.summary import RunSummary, base_state, duration, summarise
 
 # Final Slurm states (sacct's), after which a job holds no GPUs.
 TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
             "BOOT_FAIL", "DEADLINE"}  # fmt: skip
+
+
+class Submitter(Protocol):
+    """A way into Slurm as the plan's users: pyslurm (lab.workload.pyslurm_client) or slurmrestd
+    (lab.workload.submit). Each raises SubmitError, with Slurm's reason and the fix, for what fails."""
+
+    path: str  # "pyslurm" | "slurmrestd", as the runner's messages name it
+
+    def description(
+        self, job: PlannedJob, time_scale: float, shape: NodeShape, output_dir: str, seed: int
+    ) -> dict[str, Any]: ...
+
+    def submit(self, user: str, description: dict[str, Any]) -> int: ...
+
+    def cancel(self, user: str, job_id: int) -> None: ...
+
+    def states(self, user: str) -> dict[int, str]: ...
+
+    def start_time(self, user: str, job_id: int) -> float | None: ...
+
+    def accounting(self, user: str, since_epoch: float) -> dict[int, dict[str, Any]]: ...
+
+    def close(self) -> None: ...
 
 
 class Clock(Protocol):
@@ -47,7 +70,7 @@ class SystemClock:
 
 @dataclass
 class RunOptions:
-    observer: str = "root"  # whose token reads job states and accounting
+    observer: str = "root"  # who reads job states and accounting
     poll_s: float = 1.0  # lab seconds between job-state polls while a planned cancel awaits its start
     idle_poll_s: float = 5.0  # otherwise (each poll is one REQUEST_JOB_STATE RPC in sdiag)
     drain: bool = True  # after the last submission, wait until every job has ended
@@ -72,7 +95,7 @@ class _Tracked:
 
 def run(
     jobs: Iterable[PlannedJob],
-    client: RestClient,
+    client: Submitter,
     *,
     time_scale: float,
     shape: NodeShape,
@@ -110,7 +133,7 @@ def run(
 class _Runner:
     def __init__(
         self,
-        client: RestClient,
+        client: Submitter,
         *,
         time_scale: float,
         shape: NodeShape,
@@ -176,13 +199,16 @@ class _Runner:
         self._write_classes(retain_s=0.0)  # the runner is leaving: keep only jobs that still hold GPUs
 
     def _submit(self, job: PlannedJob) -> None:
-        description = job_description(job, self.scale, self.shape, self.options.output_dir, self.seed)
+        description = self.client.description(job, self.scale, self.shape, self.options.output_dir, self.seed)
         try:
             job_id = self.client.submit(job.user, description)
         except SubmitError as error:
-            self.rejections.append(f"plan job {job.index} ({job.user}): {error}")
+            field = refused_field(str(error))
+            named = f", field {field}={getattr(job, field)!r}" if field else ""
+            refusal = f"plan job {job.index} ({job.user}/{job.account}{named}): {error}"
+            self.rejections.append(refusal)
             self.rejected_in_a_row += 1
-            self.say(f"slurmrestd rejected plan job {job.index}: {error}")
+            self.say(f"{self.client.path} refused {refusal}")
             if self.rejected_in_a_row >= self.options.max_consecutive_rejections:
                 raise SubmitError(
                     f"{self.rejected_in_a_row} submissions in a row were rejected; the last: {error}"
@@ -204,7 +230,7 @@ class _Runner:
         self.say(f"{what} failed ({self.errors_in_a_row} in a row): {error}")
         if self.errors_in_a_row >= self.options.max_consecutive_errors:
             raise SubmitError(
-                f"{self.errors_in_a_row} slurmrestd requests in a row failed; the last: {error}"
+                f"{self.errors_in_a_row} {self.client.path} calls in a row failed; the last: {error}"
             )
 
     def _poll(self) -> None:

@@ -1,10 +1,9 @@
 """Submitting jobs through slurmrestd, Slurm's own REST API: the client and the job description.
 
-Why slurmrestd and not pyslurm: pyslurm on PyPI exists only for Slurm 17.11, 18.8 and 25.11, and its
-build refuses any other Slurm ("Slurm version mismatch: requires Slurm 25.11"). The lab runs Debian
-trixie's Slurm 24.11.5 and no reachable archive carries 25.11, so the submitter speaks the v0.0.42
-data parser that slurmrestd 24.11 serves. Request shapes are those of the OpenAPI document the lab's
-slurmrestd publishes at ``/openapi/v3`` (``v0.0.42_job_submit_req`` …), each tried against the lab:
+slurmrestd is the runner's alternative to pyslurm (``lab workload run --submit-via slurmrestd``), for
+sites without pyslurm; :mod:`lab.workload.pyslurm_client` is the default. The submitter speaks the
+v0.0.42 data parser that slurmrestd 24.11 serves. Request shapes are those of the OpenAPI document the
+lab's slurmrestd publishes at ``/openapi/v3`` (``v0.0.42_job_submit_req`` …), each tried against the lab:
 
 * ``POST /slurm/v0.0.42/job/submit`` with ``{"job": {… "script": "#!/bin/bash …"}}`` → ``{"job_id": 8}``
 * ``GET /slurm/v0.0.42/jobs/state/`` → ``{"jobs": [{"job_id": "8", "state": ["RUNNING"]}]}``
@@ -13,14 +12,6 @@ slurmrestd publishes at ``/openapi/v3`` (``v0.0.42_job_submit_req`` …), each t
 
 Each job is submitted with its planned user's JWT (``X-SLURM-USER-NAME`` + ``X-SLURM-USER-TOKEN``,
 from ``scontrol token`` on the controller), so Slurm runs it as that user.
-
-Switching to pyslurm on a site that runs Slurm 25.11: the plan, the job scripts and the runner stay.
-Replace :class:`RestClient` by a class with the same methods (``submit``, ``cancel``, ``states``,
-``start_time``, ``accounting``) built on ``pyslurm.JobSubmitDescription(**fields).submit()``,
-``pyslurm.Job(id).cancel()``, ``pyslurm.Jobs.load()`` and ``pyslurm.db.Jobs.load()``, renaming the
-description's keys to pyslurm's attributes (``partition`` → ``partitions``, ``tres_per_job`` →
-``gpus``, ``cpus_per_tres`` → ``cpus_per_gpu`` …; docs/workload.md has the full map). Run it as root
-so it may set ``user_id`` to the planned user; munge then authenticates it and no tokens are needed.
 """
 
 from __future__ import annotations
@@ -46,19 +37,35 @@ Transport = Callable[..., tuple[int, dict[str, Any]]]  # the signature of lab.br
 
 # SLURM_COMMUNICATIONS_{CONNECTION,SEND,RECEIVE,SHUTDOWN}_ERROR, SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT
 # (slurm/slurm_errno.h): slurmctld was unreachable, the request may succeed when retried.
-_TRANSIENT_SLURM_ERRORS = {1001, 1002, 1003, 1004, 5004}
+TRANSIENT_SLURM_ERRORS = {1001, 1002, 1003, 1004, 5004}
 
-# Slurm's answer → what to change. Matched against slurmrestd's error text.
-_FIXES = {
-    "Invalid account": "the user has no association with that account and partition; check the "
-    "blueprint's users and `lab sh controller -- sacctmgr show assoc`",
-    "Invalid qos": "the QOS is not allowed for the user's association; check the blueprint's qos and "
-    "`sacctmgr show assoc format=user,qos`",
-    "Invalid partition": "the partition does not exist in the running lab; is it up with this blueprint?",
-    "Requested node configuration is not available": "the job asks for more GPUs, CPUs or memory per "
-    "node than a node has; check the blueprint's node shape",
-    "time limit": "the time limit exceeds the partition's or QOS's; check max_time and max_wall",
-    "Authentication": "slurmctld rejected the token; `lab token --user NAME` must work",
+# Slurm's answer → the plan field it refused and what to change. Matched against Slurm's error text
+# (slurm_strerror, as slurmrestd and pyslurm both report it).
+_REFUSALS = {
+    "Invalid account": (
+        "account",
+        "the user has no association with that account and partition; check the blueprint's users and "
+        "`lab sh controller -- sacctmgr show assoc`",
+    ),
+    "Invalid qos": (
+        "qos",
+        "the QOS is not allowed for the user's association; check the blueprint's qos and "
+        "`sacctmgr show assoc format=user,qos`",
+    ),
+    "Invalid partition": (
+        "partition",
+        "the partition does not exist in the running lab; is it up with this blueprint?",
+    ),
+    "Requested node configuration is not available": (
+        "gpus",
+        "the job asks for more GPUs, CPUs or memory per node than a node has; check the blueprint's "
+        "node shape",
+    ),
+    "time limit": (
+        "time_limit_s",
+        "the time limit exceeds the partition's or QOS's; check max_time and max_wall",
+    ),
+    "Authentication": (None, "slurmctld rejected the token; `lab token --user NAME` must work"),
 }
 
 
@@ -77,7 +84,16 @@ class RestClient:
     backoff_s: float = 0.5
     pause: Callable[[float], None] = time.sleep  # between retries
     refresh_after_s: float = 1800  # tokens are asked for with an hour's lifespan; renew at half-life
+    path: str = "slurmrestd"  # how the runner's messages name this way into Slurm
     _cache: dict[str, tuple[float, Credentials]] = field(default_factory=dict, repr=False)
+
+    def description(
+        self, job: PlannedJob, time_scale: float, shape: NodeShape, output_dir: str, seed: int
+    ) -> dict[str, Any]:
+        return job_description(job, time_scale, shape, output_dir, seed)
+
+    def close(self) -> None:
+        """Nothing to release: every request is its own HTTP connection."""
 
     def call(self, user: str, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """One request, retried while the failure is transient (no connection, HTTP 408/429/502-504,
@@ -100,13 +116,13 @@ class RestClient:
                     # slurmrestd answers an expired or forged JWT with 401, or 511 once slurmctld refuses it.
                     if refreshed:
                         raise SubmitError(
-                            f"{method} {path} as {user}: {text}. Fix: {_FIXES['Authentication']}"
+                            f"{method} {path} as {user}: {text}. Fix: {_REFUSALS['Authentication'][1]}"
                         )
                     self._cache.pop(user, None)
                     refreshed = True
                     continue
                 if not _transient(status, errors):
-                    raise SubmitError(f"{method} {path} as {user}: {text}{_fix(text)}")
+                    raise SubmitError(f"{method} {path} as {user}: {text}{fix_for(text)}")
                 last = text
             if attempt + 1 < self.attempts:
                 self.pause(self.backoff_s * 2**attempt)
@@ -225,7 +241,7 @@ def _transient(status: int, errors: list[dict[str, Any]]) -> bool:
     if not errors:  # a 5xx without Slurm's error list: slurmrestd itself failed
         return True
     return all(
-        error.get("error_number") in _TRANSIENT_SLURM_ERRORS
+        error.get("error_number") in TRANSIENT_SLURM_ERRORS
         or any(
             word in str(error.get("error", "")).lower()
             for word in ("temporarily", "timed out", "unable to contact")
@@ -234,11 +250,20 @@ def _transient(status: int, errors: list[dict[str, Any]]) -> bool:
     )
 
 
-def _fix(text: str) -> str:
-    for needle, fix in _FIXES.items():
+def fix_for(text: str) -> str:
+    """``. Fix: …`` for a refusal the lab knows, else nothing."""
+    for needle, (_field, fix) in _REFUSALS.items():
         if needle.lower() in text.lower():
             return f". Fix: {fix}"
     return ""
+
+
+def refused_field(text: str) -> str | None:
+    """The planned job's field (a :class:`PlannedJob` attribute) a refusal is about, when it says."""
+    for needle, (field_name, _fix) in _REFUSALS.items():
+        if needle.lower() in text.lower():
+            return field_name
+    return None
 
 
 def connect(lab: RunningLab) -> RestClient:

@@ -1,4 +1,5 @@
-"""The workload against the live default lab: a short compressed run through slurmrestd.
+"""The workload against the live default lab: a short compressed run through pyslurm (the default
+way), and bad input through both ways.
 
 The run uses a *test shape* of the default blueprint's workload, not a plausible one: 20 jobs per GPU
 per day, every outcome a third of the jobs (half the failures timeouts), jobs of at most one node,
@@ -15,7 +16,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import fmean
 
 import docker
@@ -23,11 +24,13 @@ import pytest
 from testinfra.host import Host
 
 from lab import kinds
+from lab.progress import Progress
 from lab.spec import hostlist
 from lab.spec.slurm_blueprint import Blueprint, parse
-from lab.workload.plan import Plan, plan
-from lab.workload.runner import run
-from lab.workload.submit import NodeShape, connect
+from lab.workload.plan import Plan, PlannedJob, lab_limit_minutes, plan
+from lab.workload.runner import RunOptions, run
+from lab.workload.submit import NodeShape
+from lab.workload.submitters import WAYS, connect
 from lab.workload.summary import RunSummary
 from tests.unit.workload.workload_testing import synthetic_trace
 
@@ -71,18 +74,22 @@ def ran(
         if classes.exists():
             seen.append(json.loads(classes.read_text()))
 
-    summary = run(
-        planned.jobs,
-        connect(kinds.attach(engine, default_lab.name)),
-        time_scale=SCALE,
-        shape=NodeShape.of(blueprint),
-        seed=SEED,
-        planned=len(planned.jobs),
-        job_classes=classes,
-        progress=progress,
-    )
+    client = connect(kinds.attach(engine, default_lab.name), "pyslurm", Progress(quiet=True))
+    try:
+        summary = run(
+            planned.jobs,
+            client,
+            time_scale=SCALE,
+            shape=NodeShape.of(blueprint),
+            seed=SEED,
+            planned=len(planned.jobs),
+            job_classes=classes,
+            progress=progress,
+        )
+    finally:
+        client.close()
     ids = ",".join(str(job_id) for job_id in summary.job_ids.values())
-    fields = "JobID,State,User,Account,Partition,QOS,Submit,Start,NodeList"
+    fields = "JobID,JobName,State,User,Account,Partition,QOS,Timelimit,NNodes,ReqTRES,Submit,Start,NodeList"
     lines = host("controller").check_output(f"sacct -X -n -P -j {ids} -o {fields}").splitlines()
     sacct = {
         int(row["JobID"]): row
@@ -101,6 +108,22 @@ def test_every_planned_job_runs_as_its_planned_user(ran: Ran) -> None:
             job.partition,
             job.qos,
         )
+
+
+def test_slurm_accounts_every_field_the_plan_asked_for(ran: Ran, default_lab: Blueprint) -> None:
+    """GPUs, nodes, time limit and name as planned; CPUs and memory per GPU as the node shape says
+    (memory from the partition's DefMemPerGPU: pyslurm v24.11.0 cannot send memory_per_gpu)."""
+    shape = NodeShape.of(default_lab)
+    for job in ran.plan.jobs:
+        row = ran.sacct[ran.summary.job_ids[job.index]]
+        tres = dict(item.split("=", 1) for item in row["ReqTRES"].split(","))
+        assert row["JobName"] == job.workload_class
+        assert tres["gres/gpu"] == str(job.gpus) and tres["cpu"] == str(job.gpus * shape.cpus_per_gpu)
+        assert _megabytes(tres["mem"]) == pytest.approx(job.gpus * shape.memory_per_gpu_mb, rel=0.001)
+        minutes = lab_limit_minutes(job.time_limit_s, SCALE)
+        assert row["Timelimit"] == f"{minutes // 60:02d}:{minutes % 60:02d}:00"
+        if job.nodes > 1:
+            assert row["NNodes"] == str(job.nodes)
 
 
 def test_every_outcome_class_ends_in_its_slurm_state(ran: Ran) -> None:
@@ -164,6 +187,44 @@ def test_the_job_classes_file_named_the_running_jobs(ran: Ran) -> None:
     assert any(len(classes) > 1 for classes in ran.classes_seen)
     for classes in ran.classes_seen:
         assert classes.items() <= by_id.items()
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_bad_input_names_the_job_and_field_and_the_run_goes_on(
+    way: str, default_lab: Blueprint, engine: docker.DockerClient
+) -> None:
+    user = default_lab.all_users[0]
+    good = PlannedJob(
+        0, 0.0, "inference", user.name, user.account, "gpu", "normal", 1, 1, 60.0, 600, "completed"
+    )
+    unknown = replace(good, index=1, partition="nosuch")
+    too_many = replace(good, index=2, partition="debug", gpus=16)  # debug is one node of 8 GPUs
+    after = replace(good, index=3, submit_s=1.0)
+    client = connect(kinds.attach(engine, default_lab.name), way, Progress(quiet=True))
+    try:
+        summary = run(
+            [good, unknown, too_many, after],
+            client,
+            time_scale=SCALE,
+            shape=NodeShape.of(default_lab),
+            seed=SEED,
+            options=RunOptions(drain=True),
+        )
+    finally:
+        client.close()
+    assert summary.submitted == 2 and summary.count("COMPLETED") == 2, summary.text()
+    refused_partition, refused_gpus = summary.rejections
+    who = f"{user.name}/{user.account}"
+    assert refused_partition.startswith(f"plan job 1 ({who}, field partition='nosuch'): ")
+    assert "Invalid partition name specified" in refused_partition and "Fix:" in refused_partition
+    assert refused_gpus.startswith(f"plan job 2 ({who}, field gpus=16): ")
+    assert "Fix:" in refused_gpus
+
+
+def _megabytes(amount: str) -> float:
+    """sacct's ``mem=`` of ReqTRES (``1000000M``, ``1953.12G``) in megabytes, as Slurm counts them."""
+    units = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
+    return float(amount[:-1]) * units[amount[-1]]
 
 
 def _epoch(stamp: str) -> float:

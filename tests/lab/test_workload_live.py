@@ -2,7 +2,7 @@
 would have running are submitted at once, and the series a user came to see appear in Prometheus.
 
 The plan is the shipped one (seed 1, from Monday 00:00), so its running jobs are known in advance;
-the test submits them through slurmrestd as the live mode does, waits for Slurm and Prometheus, and
+the test submits them through pyslurm as the live mode does, waits for Slurm and Prometheus, and
 cancels them afterwards.
 """
 
@@ -16,10 +16,12 @@ import pytest
 from testinfra.host import Host
 
 from lab import kinds, promql
+from lab.progress import Progress
 from lab.spec.slurm_blueprint import Blueprint
 from lab.workload.plan import Model, PlannedJob
 from lab.workload.runner import RunOptions, run
-from lab.workload.submit import NodeShape, connect
+from lab.workload.submit import NodeShape
+from lab.workload.submitters import connect
 
 from .conftest import cancel_workload_jobs, wait_for
 
@@ -42,15 +44,19 @@ def live(
     model = Model(default_lab)
     assert model.spec.time_scale == 1
     planned = list(takewhile(lambda job: job.submit_s < FIRST_MINUTES_S, model.jobs(model.spec.seed)))
-    summary = run(
-        planned,
-        connect(kinds.attach(engine, default_lab.name)),
-        time_scale=1,
-        shape=NodeShape.of(default_lab),
-        seed=model.spec.seed,
-        planned=len(planned),
-        options=RunOptions(drain=False),
-    )
+    client = connect(kinds.attach(engine, default_lab.name), "pyslurm", Progress(quiet=True))
+    try:
+        summary = run(
+            planned,
+            client,
+            time_scale=1,
+            shape=NodeShape.of(default_lab),
+            seed=model.spec.seed,
+            planned=len(planned),
+            options=RunOptions(drain=False),
+        )
+    finally:
+        client.close()
     yield {summary.job_ids[job.index]: job for job in planned}
     cancel_workload_jobs(host("controller"))
 

@@ -143,7 +143,10 @@ def test_a_refused_job_is_reported_and_the_run_goes_on(busy_plan: Plan, tmp_path
     summary = _run_on(busy_plan.jobs, fake, clock, progress=messages.append)
     assert summary.rejected == 1 and summary.submitted == len(busy_plan.jobs) - 1
     assert "Invalid qos specification" in summary.rejections[0] and "Fix:" in summary.rejections[0]
-    assert any("rejected plan job 0" in message for message in messages)
+    job = busy_plan.jobs[0]
+    # The message names the way, the job, its user and account, and the field Slurm refused.
+    refused_as = f"slurmrestd refused plan job 0 ({job.user}/{job.account}, field qos={job.qos!r}):"
+    assert any(message.startswith(refused_as) for message in messages), messages
 
 
 def test_a_run_of_refusals_stops_with_slurms_reason(busy_plan: Plan) -> None:
@@ -190,5 +193,5 @@ def test_a_failed_poll_is_said_and_tried_again(busy_plan: Plan) -> None:
 def test_slurmrestd_failing_for_good_stops_the_run(busy_plan: Plan) -> None:
     fake, clock = _fake(busy_plan)
     fake.unavailable_polls = 10**6
-    with pytest.raises(SubmitError, match="10 slurmrestd requests in a row failed"):
+    with pytest.raises(SubmitError, match="10 slurmrestd calls in a row failed"):
         _run_on(busy_plan.jobs, fake, clock)

@@ -62,7 +62,15 @@ class Agent:
     def __init__(self, argv: list[str], timeout_s: float = AGENT_TIMEOUT_S) -> None:
         self.argv, self.timeout_s = argv, timeout_s
         self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            # Its own session: a Ctrl-C or a SIGTERM to the runner's process group must not end the
+            # agents the runner's stop path still cancels through; end of input ends them.
+            start_new_session=True,
         )
         self.stderr: deque[str] = deque(maxlen=20)
         assert self.process.stderr is not None

@@ -89,7 +89,10 @@ def ran(
     finally:
         client.close()
     ids = ",".join(str(job_id) for job_id in summary.job_ids.values())
-    fields = "JobID,JobName,State,User,Account,Partition,QOS,Timelimit,NNodes,ReqTRES,Submit,Start,NodeList"
+    fields = (
+        "JobID,JobName,State,User,Account,Partition,QOS,"
+        "Timelimit,NNodes,ReqTRES,AllocTRES,Submit,Start,NodeList"
+    )
     lines = host("controller").check_output(f"sacct -X -n -P -j {ids} -o {fields}").splitlines()
     sacct = {
         int(row["JobID"]): row
@@ -111,15 +114,20 @@ def test_every_planned_job_runs_as_its_planned_user(ran: Ran) -> None:
 
 
 def test_slurm_accounts_every_field_the_plan_asked_for(ran: Ran, default_lab: Blueprint) -> None:
-    """GPUs, nodes, time limit and name as planned; CPUs and memory per GPU as the node shape says
-    (memory from the partition's DefMemPerGPU: pyslurm v24.11.0 cannot send memory_per_gpu)."""
+    """GPUs, nodes, time limit and name as planned; CPUs and memory per GPU as the node shape says.
+    The memory is the partition's DefMemPerGPU (pyslurm v24.11.0 cannot send memory_per_gpu), so it is
+    in what the job was given (AllocTRES); its request (ReqTRES) names the node's, as for any job that
+    asks for no memory."""
     shape = NodeShape.of(default_lab)
     for job in ran.plan.jobs:
         row = ran.sacct[ran.summary.job_ids[job.index]]
-        tres = dict(item.split("=", 1) for item in row["ReqTRES"].split(","))
+        asked = dict(item.split("=", 1) for item in row["ReqTRES"].split(","))
         assert row["JobName"] == job.workload_class
-        assert tres["gres/gpu"] == str(job.gpus) and tres["cpu"] == str(job.gpus * shape.cpus_per_gpu)
-        assert _megabytes(tres["mem"]) == pytest.approx(job.gpus * shape.memory_per_gpu_mb, rel=0.001)
+        assert asked["gres/gpu"] == str(job.gpus) and asked["cpu"] == str(job.gpus * shape.cpus_per_gpu)
+        if row["AllocTRES"]:  # a job cancelled while pending was given nothing
+            given = dict(item.split("=", 1) for item in row["AllocTRES"].split(","))
+            assert given["gres/gpu"] == str(job.gpus)
+            assert _megabytes(given["mem"]) == pytest.approx(job.gpus * shape.memory_per_gpu_mb, rel=0.001)
         minutes = lab_limit_minutes(job.time_limit_s, SCALE)
         assert row["Timelimit"] == f"{minutes // 60:02d}:{minutes % 60:02d}:00"
         if job.nodes > 1:

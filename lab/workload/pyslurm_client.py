@@ -135,6 +135,8 @@ class PyslurmClient:
     """pyslurm in the lab's controller, one agent per user, with retries and errors that name the fix."""
 
     argv_for: Callable[[str], list[str]]  # user → the command that starts that user's agent
+    # Puts pyslurm and the agent back when an agent cannot import them (a controller made anew).
+    reinstall: Callable[[], None] | None = None
     attempts: int = 5
     backoff_s: float = 0.5
     pause: Callable[[float], None] = time.sleep  # between retries
@@ -171,6 +173,10 @@ class PyslurmClient:
         agent = self._agents.get(user)
         if agent is None or agent.process.poll() is not None:
             agent = Agent(self.argv_for(user))
+            if not agent.ready.get("ok") and self.reinstall is not None:
+                agent.close()
+                self.reinstall()
+                agent = Agent(self.argv_for(user))
             if not agent.ready.get("ok"):
                 agent.close()
                 raise SubmitError(

@@ -38,4 +38,8 @@ def connect(lab: RunningLab, via: str, progress: Progress, source: Path | None =
         agent = prepare_pyslurm(lab, progress, source)
     except pyslurm_wheel.PyslurmError as error:
         raise pyslurm_wheel.PyslurmError(f"{error}\nWithout pyslurm: --submit-via slurmrestd.") from error
-    return pyslurm_client.PyslurmClient(pyslurm_client.docker_exec(lab.controller().name, agent))
+
+    def reinstall() -> None:  # a live workload outlives a controller made anew
+        prepare_pyslurm(lab, progress, source)
+
+    return pyslurm_client.PyslurmClient(pyslurm_client.docker_exec(lab.controller().name, agent), reinstall)

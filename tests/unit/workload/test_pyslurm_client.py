@@ -159,3 +159,20 @@ def test_an_agent_without_pyslurm_says_so_and_names_both_fixes(monkeypatch: pyte
     message = str(raised.value)
     assert "the pyslurm agent as root cannot start: cannot import pyslurm from" in message
     assert "--submit-via slurmrestd" in message
+
+
+def test_an_agent_that_cannot_import_pyslurm_has_it_put_back_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_PYSLURM_STATE", str(tmp_path / "controller.json"))
+    monkeypatch.setenv("PYTHONPATH", "")
+    installs: list[str] = []
+
+    def reinstall() -> None:  # as on a controller made anew: the next agent finds pyslurm
+        installs.append("again")
+        monkeypatch.setenv("PYTHONPATH", str(FAKE_PYSLURM))
+
+    client = PyslurmClient(lambda _user: [sys.executable, "-u", pyslurm_agent.__file__], reinstall)
+    assert client.states("root") == {}
+    client.close()
+    assert installs == ["again"]

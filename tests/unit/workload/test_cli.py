@@ -74,3 +74,16 @@ def test_help_names_both_commands() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
     assert "plan" in result.output and "run" in result.output
+
+
+def test_an_unknown_way_into_slurm_is_refused_before_anything_runs() -> None:
+    result = runner.invoke(app, ["run", "--submit-via", "sbatch"])
+    assert result.exit_code == 1
+    assert "--submit-via 'sbatch': use one of pyslurm, slurmrestd" in result.output
+
+
+def test_run_help_teaches_both_ways() -> None:
+    result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "--submit-via" in result.output and "--pyslurm-source" in result.output
+    assert "slurmrestd" in result.output

@@ -98,8 +98,8 @@ def up(
     submit_via: Annotated[
         str,
         typer.Option(
-            help="How the live workload reaches Slurm: pyslurm (the default; its tag is built once, about "
-            "7 min, and installed in the controller) or slurmrestd (no build)."
+            help="How the live workload reaches Slurm: pyslurm (the default; its tag is built once, a few "
+            "minutes, and installed in the controller) or slurmrestd (no build)."
         ),
     ] = "pyslurm",
     pyslurm_source: Annotated[

@@ -72,7 +72,7 @@ class SystemClock:
 class RunOptions:
     observer: str = "root"  # who reads job states and accounting
     poll_s: float = 1.0  # lab seconds between job-state polls while a planned cancel awaits its start
-    idle_poll_s: float = 5.0  # otherwise (each poll is one REQUEST_JOB_STATE RPC in sdiag)
+    idle_poll_s: float = 5.0  # otherwise (each poll is one job-state RPC in sdiag, signals/workload.md)
     drain: bool = True  # after the last submission, wait until every job has ended
     drain_timeout_s: float | None = None  # lab seconds; default: the longest limit + 2 min
     accounting_timeout_s: float = 60.0  # wait this long for slurmdbd to record the last jobs

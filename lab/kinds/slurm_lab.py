@@ -79,10 +79,11 @@ class SlurmKind:
 
     def facts(self, name: str) -> dict[str, str]:
         status = lab_state_dir(name) / "exporter-status"
-        pid = background.running_pid(name)
+        pid, way = background.running_pid(name), background.submit_way(name)
+        through = f" through {way}" if way else ""
         return {
             "slurm_exporter": status.read_text().strip() if status.exists() else "unknown",
-            "workload": f"live (pid {pid})" if pid else "stopped",
+            "workload": f"live{through} (pid {pid})" if pid else "stopped",
             **prometheus_ui.facts(lab_state_dir(name)),
         }
 

@@ -22,6 +22,10 @@ def _pid_file(lab: str) -> Path:
     return lab_state_dir(lab) / "workload.pid"
 
 
+def _via_file(lab: str) -> Path:
+    return lab_state_dir(lab) / "workload.via"
+
+
 def log_file(lab: str) -> Path:
     return lab_state_dir(lab) / "workload.log"
 
@@ -34,6 +38,13 @@ def running_pid(lab: str) -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return None if state == "Z" else pid  # a zombie has exited; its parent just has not reaped it
+
+
+def submit_way(lab: str) -> str | None:
+    """How the running live workload reaches Slurm (pyslurm or slurmrestd); None when none runs."""
+    if running_pid(lab) is None or not _via_file(lab).exists():
+        return None
+    return _via_file(lab).read_text(encoding="ascii").strip()
 
 
 def start(lab: str, blueprint: Path, submit_via: str = "pyslurm") -> int:
@@ -63,6 +74,7 @@ def start(lab: str, blueprint: Path, submit_via: str = "pyslurm") -> int:
             start_new_session=True,  # outlives `lab up`, like the daemons it feeds
         )
     _pid_file(lab).write_text(f"{process.pid}\n", encoding="ascii")
+    _via_file(lab).write_text(f"{submit_via}\n", encoding="ascii")
     return process.pid
 
 
@@ -78,4 +90,5 @@ def stop(lab: str) -> bool:
     if running_pid(lab) is not None:
         os.kill(pid, signal.SIGKILL)
     _pid_file(lab).unlink(missing_ok=True)
+    _via_file(lab).unlink(missing_ok=True)
     return True

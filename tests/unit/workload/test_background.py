@@ -31,3 +31,16 @@ def test_stop_terminates_the_recorded_process(state: Path) -> None:
     assert background.stop("lab1") is True
     assert background.running_pid("lab1") is None
     assert not (state / "lab1" / "workload.pid").exists()
+
+
+def test_the_way_into_slurm_is_named_while_the_workload_runs(state: Path) -> None:
+    pid = int(
+        subprocess.run(
+            ["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True
+        ).stdout
+    )
+    (state / "lab1" / "workload.pid").write_text(f"{pid}\n")
+    (state / "lab1" / "workload.via").write_text("pyslurm\n")
+    assert background.submit_way("lab1") == "pyslurm"
+    assert background.stop("lab1") is True
+    assert background.submit_way("lab1") is None and not (state / "lab1" / "workload.via").exists()

@@ -48,10 +48,13 @@ def submit_way(lab: str) -> str | None:
 
 
 def start(lab: str, blueprint: Path, submit_via: str = "pyslurm") -> int:
-    """Start the live workload unless it already runs; returns its pid."""
+    """Start the live workload unless it already runs the same way; returns its pid. One that runs
+    another way into Slurm is stopped first (`lab up --submit-via slurmrestd` switches it)."""
     pid = running_pid(lab)
-    if pid is not None:
+    if pid is not None and submit_way(lab) in (submit_via, None):
         return pid
+    if pid is not None:
+        stop(lab)
     with log_file(lab).open("ab") as log:
         process = subprocess.Popen(
             # The lab is the blueprint's `name`. Progress lines stay: the log is the record of what the

@@ -178,9 +178,9 @@ def engine() -> Iterator[docker.DockerClient]:
 
 @pytest.fixture(scope="session")
 def default_lab(engine: docker.DockerClient) -> Iterator[Blueprint]:
-    """The default lab, with its live workload held off while the tests run: that workload keeps
-    about 77 % of the GPUs allocated (Helios Venus), for hours per job, and the tests' own jobs need
-    free GPUs now. A live workload that ran before starts again afterwards, its plan resumed."""
+    """The default lab, with its live workload held off while the tests run: that workload allocates
+    up to 77 % of the GPUs in service (Helios Venus, in expectation), for hours per job, and the
+    tests' own jobs need free GPUs now. A live workload that ran before starts again afterwards, its plan resumed."""
     blueprint = load(DEFAULT_BLUEPRINT)
     if not containers.lab_containers(engine, blueprint.name):
         run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT))

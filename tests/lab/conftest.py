@@ -180,7 +180,8 @@ def engine() -> Iterator[docker.DockerClient]:
 def default_lab(engine: docker.DockerClient) -> Iterator[Blueprint]:
     """The default lab, with its live workload held off while the tests run: that workload allocates
     up to 77 % of the GPUs in service (Helios Venus, in expectation), for hours per job, and the
-    tests' own jobs need free GPUs now. A live workload that ran before starts again afterwards, its plan resumed."""
+    tests' own jobs need free GPUs now. A live workload that ran before starts again afterwards,
+    its plan resumed."""
     blueprint = load(DEFAULT_BLUEPRINT)
     if not containers.lab_containers(engine, blueprint.name):
         run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT))

@@ -19,13 +19,17 @@ def test_a_stale_pid_file_means_not_running(state: Path) -> None:
     assert background.stop("lab1") is False
 
 
-def test_stop_terminates_the_recorded_process(state: Path) -> None:
-    # Detached like the real one (not our child), so its exit is reaped by init, not left a zombie.
-    pid = int(
+def _detached_sleep() -> int:
+    """A process detached like the real one (not our child), so init reaps it, no zombie is left."""
+    return int(
         subprocess.run(
             ["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True
         ).stdout
     )
+
+
+def test_stop_terminates_the_recorded_process(state: Path) -> None:
+    pid = _detached_sleep()
     (state / "lab1" / "workload.pid").write_text(f"{pid}\n")
     assert background.running_pid("lab1") == pid
     assert background.stop("lab1") is True
@@ -34,11 +38,7 @@ def test_stop_terminates_the_recorded_process(state: Path) -> None:
 
 
 def test_the_way_into_slurm_is_named_while_the_workload_runs(state: Path) -> None:
-    pid = int(
-        subprocess.run(
-            ["sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $!"], capture_output=True, text=True
-        ).stdout
-    )
+    pid = _detached_sleep()
     (state / "lab1" / "workload.pid").write_text(f"{pid}\n")
     (state / "lab1" / "workload.via").write_text("pyslurm\n")
     assert background.submit_way("lab1") == "pyslurm"

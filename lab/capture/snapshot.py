@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,6 @@ class Snapshot:
     alert: Mapping[str, str]  # the ALERTS series of the journey's alert (alertname and its labels)
     panels: tuple[Panel, ...]
     window: tuple[float, float] | None = None  # Unix seconds; None: the capture's whole window
-    notes: tuple[str, ...] = field(default=())
 
 
 SHIPPED = (
@@ -216,7 +215,7 @@ def _when(seconds: float) -> datetime:
     return datetime.fromtimestamp(seconds, UTC)
 
 
-def main(argv: Sequence[str] = ()) -> int:
+def main() -> int:
     for snapshot in SHIPPED:
         written = render(snapshot, IMAGES / f"journey-{snapshot.name}.png")
         print(f"{written.relative_to(PROJECT_ROOT)}", file=sys.stderr)
@@ -224,4 +223,4 @@ def main(argv: Sequence[str] = ()) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main())

@@ -58,8 +58,6 @@ def accounting(pyslurm: Any, request: dict[str, Any]) -> dict[str, Any]:
         "jobs": [
             {
                 "job_id": job.id,
-                "user": job.user_name,
-                "account": job.account,
                 "state": {"current": [job.state]},
                 "time": {
                     "submission": job.submit_time or 0,

@@ -58,5 +58,10 @@ KAI_SCHEDULER_ARCHIVE_SHA256 = "c16dc3807abd037872aa63c9fd50ad39125ca65124fea473
 KWOK_MODULE = "sigs.k8s.io/kwok"
 KWOK_VERSION = "v0.7.0"
 KUBE_STATE_METRICS_VERSION = "v2.15.0"  # v2.16.0 fails its checksum here, v2.17.0 is refused
+# Kubeflow's training operator: PyTorchJobs, the kind KAI's podgrouper gangs (plugins/kubeflow/pytorch).
+# v1.9.3 is the version KAI v0.13.0's go.mod requires, so the podgrouper reads the types it was built
+# against; the module proxy serves it (v1.8.1 builds here too).
+TRAINING_OPERATOR_MODULE = "github.com/kubeflow/training-operator"
+TRAINING_OPERATOR_VERSION = "v1.9.3"
 # etcd: Debian trixie's package in the Run:ai image (no build).
 ETCD_DEB_PACKAGE = "etcd-server"

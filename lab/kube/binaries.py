@@ -9,6 +9,8 @@ Run:ai lab's container.
   ``../shared/vendor/`` (sha256 pinned), so the tag's ``go.sum`` checks every dependency.
 - kwok: ``go install sigs.k8s.io/kwok/cmd/kwok@v0.7.0``; its own Stage files come with its module.
 - kube-state-metrics: the proxy lists no versions, so ``lab/kube/gomod/kube-state-metrics`` requires v2.15.0.
+- Kubeflow's training operator: ``go install`` of its ``cmd/training-operator.v1``; its PyTorchJob CRD,
+  ClusterRole and validating webhooks come from the same module (``manifests/base/``).
 
 All builds share the caller's Go module and build caches (``GOMODCACHE``, ``GOCACHE``), so the
 k8s.io libraries are downloaded once. The cache key is every pinned version plus the KAI archive's sha256.
@@ -37,7 +39,20 @@ GO_FALLBACK = Path("/usr/local/go/bin/go")
 BUILD_TIMEOUT_S = 3600  # a cold build of all of them on 2 cores: about 10 min measured, with margin
 KAI_COMMANDS = ("scheduler", "binder", "podgrouper", "queuecontroller", "podgroupcontroller")
 KUBE_COMMANDS = ("kube-apiserver", "kube-controller-manager")
-BINARIES = (*KUBE_COMMANDS, *(f"kai-{c}" for c in KAI_COMMANDS), "kwok", "kube-state-metrics")
+TRAINING_OPERATOR = "training-operator"
+BINARIES = (
+    *KUBE_COMMANDS,
+    *(f"kai-{c}" for c in KAI_COMMANDS),
+    "kwok",
+    "kube-state-metrics",
+    TRAINING_OPERATOR,
+)
+# The training operator's own manifests at the tag (kustomize bases), applied by the control plane.
+TRAINING_OPERATOR_MANIFESTS = (
+    "crds/kubeflow.org_pytorchjobs.yaml",
+    "rbac/role.yaml",
+    "webhook/manifests.yaml",
+)
 # kwok's own Stage files at the tag (kustomize/stage/...), served to kwok with --config.
 KWOK_STAGES = (
     "node/fast/node-initialize.yaml",
@@ -63,7 +78,8 @@ class BuildError(RuntimeError):
 
 @dataclass(frozen=True)
 class KubeBuild:
-    directory: Path  # bin/<binary>, stages/<stage>.yaml, kai/ (the tag's CRDs and RBAC)
+    # bin/<binary>, stages/<stage>.yaml, kai/ (the tag's CRDs and RBAC), training-operator/ (its manifests)
+    directory: Path
     seconds: dict[str, float]  # each build's wall time (empty when the cache was used)
     cached: bool
 
@@ -75,6 +91,7 @@ def version_key() -> str:
         versions.KAI_SCHEDULER_ARCHIVE_SHA256[:12],
         versions.KWOK_VERSION,
         versions.KUBE_STATE_METRICS_VERSION,
+        versions.TRAINING_OPERATOR_VERSION,
         *KWOK_STAGES,
         *KAI_COMMANDS,
     ]
@@ -107,6 +124,7 @@ def ensure(progress: Progress, kai_archive: Path | None = None) -> KubeBuild:
             "kai-scheduler": _build_kai(go, archive, Path(work), staging, progress),
             "kwok": _build_kwok(go, staging, progress),
             "kube-state-metrics": _build_ksm(go, staging, progress),
+            "training-operator": _build_training_operator(go, staging, progress),
         }
         (staging / "build.json").write_text(json.dumps({"seconds": seconds}, indent=1) + "\n")
         if target.exists():
@@ -238,15 +256,7 @@ def _build_kwok(go: str, out: Path, progress: Progress) -> float:
         progress,
         GOBIN=str(out / "bin"),
     )
-    source = subprocess.run(
-        [go, "mod", "download", "-json", f"{versions.KWOK_MODULE}@{versions.KWOK_VERSION}"],
-        env=_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=out,
-    )
-    tree = Path(json.loads(source.stdout)["Dir"]) / "kustomize" / "stage"
+    tree = _module_dir(go, versions.KWOK_MODULE, versions.KWOK_VERSION, out) / "kustomize" / "stage"
     (out / "stages").mkdir()
     for stage in KWOK_STAGES:
         shutil.copyfile(tree / stage, out / "stages" / Path(stage).name)
@@ -267,3 +277,37 @@ def _build_ksm(go: str, out: Path, progress: Progress) -> float:
         f"go build of kube-state-metrics {versions.KUBE_STATE_METRICS_VERSION}",
         progress,
     )
+
+
+def _build_training_operator(go: str, out: Path, progress: Progress) -> float:
+    module = (
+        f"{versions.TRAINING_OPERATOR_MODULE}/cmd/training-operator.v1@{versions.TRAINING_OPERATOR_VERSION}"
+    )
+    seconds = _go(
+        go,
+        ["install", "-trimpath", "-ldflags", "-s -w", module],
+        out,
+        f"go install {module}",
+        progress,
+        GOBIN=str(out / "bin"),
+    )
+    (out / "bin" / "training-operator.v1").rename(out / "bin" / TRAINING_OPERATOR)
+    base = _module_dir(go, versions.TRAINING_OPERATOR_MODULE, versions.TRAINING_OPERATOR_VERSION, out)
+    for manifest in TRAINING_OPERATOR_MANIFESTS:
+        target = out / TRAINING_OPERATOR / manifest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(base / "manifests" / "base" / manifest, target)
+    return seconds
+
+
+def _module_dir(go: str, module: str, version: str, cwd: Path) -> Path:
+    """Where the module cache holds ``module@version`` (downloaded if it is not there yet)."""
+    found = subprocess.run(
+        [go, "mod", "download", "-json", f"{module}@{version}"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
+    )
+    return Path(json.loads(found.stdout)["Dir"])

@@ -1,6 +1,7 @@
 """The Kubernetes control plane of a Run:ai lab, run inside its container by ``python3 -m lab.kube
 control-plane``: etcd, kube-apiserver, kube-controller-manager, kwok, KAI Scheduler (one scheduler per
-node pool, binder, podgrouper, queue controller, podgroup controller) and kube-state-metrics.
+node pool, binder, podgrouper, queue controller, podgroup controller), kube-state-metrics and Kubeflow's
+training operator (:mod:`lab.kube.training_operator`).
 
 Every start is a new cluster (etcd's data directory is emptied), so a scenario always begins from
 the same state. Processes start in dependency order, each waited for until it answers; the tag's CRDs
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab import contract
-from lab.kube import rbac
+from lab.kube import rbac, training_operator
 from lab.kube.api import Client, documents, wait_until
 from lab.kube.stages import POD_TERMINATE
 
@@ -44,6 +45,7 @@ PORTS = {
     # controller-runtime's default :8080; the binary's --metrics-bind-address does not reach its
     # manager at v0.13.0, so it keeps 8080 and nothing else here may take it.
     "kai-podgroupcontroller": 8080,
+    "training-operator": 8288,  # metrics; its health probes on 8289, its webhook on 9443
 }
 SCHEDULER_FIRST_PORT = 8180  # the scheduler of node pool i serves its metrics on 8180 + i
 SCHEDULER_PLUGIN_FIRST_PORT = 8190  # and its plugin server on 8190 + i (the flag's default 8081 clashes)
@@ -211,11 +213,24 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
             "http://127.0.0.1:8287/readyz",
             kubeconfig("kai-podgroupcontroller"),
         ),
+        Process(
+            "training-operator",
+            (
+                str(BIN / "training-operator"),
+                f"--enable-scheme={training_operator.SCHEME}",
+                f"--metrics-bind-address=:{PORTS['training-operator']}",
+                f"--health-probe-bind-address=:{PORTS['training-operator'] + 1}",
+                f"--webhook-server-port={training_operator.WEBHOOK_PORT}",
+            ),
+            # ready once its certificates are in place and its webhook server listens (cmd/.../main.go)
+            f"http://127.0.0.1:{PORTS['training-operator'] + 1}/readyz",
+            kubeconfig("training-operator"),
+        ),
     ]
     return procs
 
 
-def _answers(url: str) -> bool:
+def answers(url: str) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=2) as response:
             return bool(response.status == 200)
@@ -237,25 +252,40 @@ def _wait_for(proc: Process, child: subprocess.Popen[bytes], admin: Client, log_
     if proc.name == "kube-apiserver":
         wait_until(check(admin.ready), READY_TIMEOUT_S, "kube-apiserver /readyz")
         _bootstrap(admin)
-    elif proc.ready_url:
+        return
+    if proc.name == "training-operator":
+        projected = check(lambda: training_operator.project_serving_cert(admin))
+        wait_until(projected, READY_TIMEOUT_S, "the training operator's serving certificate in its Secret")
+    if proc.ready_url:
         url = proc.ready_url
-        wait_until(check(lambda: _answers(url)), READY_TIMEOUT_S, f"{proc.name} {url}")
+        wait_until(check(lambda: answers(url)), READY_TIMEOUT_S, f"{proc.name} {url}")
     else:
         time.sleep(1.0)  # no readiness endpoint: at least it did not exit at once
         alive()
 
 
 def _bootstrap(admin: Client) -> None:
-    """What KAI needs before it starts: the tag's CRDs, established, and every component's RBAC."""
-    for crd in sorted((BIN.parent / "kai" / "crds").glob("*.yaml")):
+    """What KAI and the training operator need before they start: the tags' CRDs, established, every
+    component's RBAC, and the operator's namespace, Secret and webhook configuration."""
+    operator = BIN.parent / "training-operator"
+    crds = [
+        *sorted((BIN.parent / "kai" / "crds").glob("*.yaml")),
+        *sorted((operator / "crds").glob("*.yaml")),
+    ]
+    for crd in crds:
         for obj in documents(crd.read_text(encoding="utf-8")):
             admin.apply(obj)
-    for obj in rbac.objects(BIN.parent / "kai" / "rbac"):
+    for obj in rbac.objects(BIN.parent / "kai" / "rbac", operator / "rbac" / "role.yaml"):
         admin.apply(obj)
+    webhooks = (operator / "webhook" / "manifests.yaml").read_text(encoding="utf-8")
+    for obj in training_operator.bootstrap_objects(webhooks):
+        admin.apply(obj)
+    training_operator.add_hosts_line()
 
     def established() -> bool:
         crds = admin.list("CustomResourceDefinition")
-        ours = [c for c in crds if c["spec"]["group"] in ("scheduling.run.ai", "kai.scheduler")]
+        groups = ("scheduling.run.ai", "kai.scheduler", "kubeflow.org")
+        ours = [c for c in crds if c["spec"]["group"] in groups]
         return bool(ours) and all(
             any(
                 c["type"] == "Established" and c["status"] == "True"
@@ -264,7 +294,7 @@ def _bootstrap(admin: Client) -> None:
             for crd in ours
         )
 
-    wait_until(established, READY_TIMEOUT_S, "KAI's CRDs established")
+    wait_until(established, READY_TIMEOUT_S, "KAI's and the training operator's CRDs established")
 
 
 def _write_kwok_config() -> None:

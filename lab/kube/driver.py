@@ -6,8 +6,9 @@ software does itself:
 1. Tenancy: KAI's priority classes (the tag's files), project namespaces, KAI Queues and the kwok nodes
    of the blueprint (:mod:`lab.kube.manifests`).
 2. Workloads: the blueprint's arrival mix (:mod:`lab.runai.arrivals`) and the scenario's scripted work,
-   submitted as batch/v1 Jobs. KAI's podgrouper, scheduler and binder place them; kwok runs and ends
-   their pods; the Job controller replaces preempted pods.
+   submitted as batch/v1 Jobs (one pod) or PyTorchJobs (distributed). KAI's podgrouper, scheduler and
+   binder place them (a PyTorchJob as one gang); kwok runs and ends their pods; the Job controller and
+   Kubeflow's training operator replace preempted pods.
 3. Device assignment, the one emulated step (:mod:`lab.kube.devices`): bound pods get GPU indices,
    handed to the DCGM shim's Kubernetes mode; an XID marks its GPU unhealthy and fails the pod through
    kwok's own failure stage.
@@ -30,12 +31,12 @@ from typing import Any
 from lab.dcgm.shim import ListeningHTTPServer
 from lab.dcgm.shim import serve as serve_dcgm
 from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
-from lab.kube import manifests, view
+from lab.kube import controlplane, manifests, view
 from lab.kube.api import ApiError, Client, documents, wait_until
 from lab.kube.devices import BoundPod, DeviceAssigner
 from lab.paths import atomic_write
 from lab.runai.arrivals import Arrivals, poisson
-from lab.runai.cluster_state import CONTAINER, Workload
+from lab.runai.cluster_state import Workload
 from lab.runai.dcgm_bridge import DcgmBridge
 from lab.runai.expfmt import render
 from lab.runai.series_runai import ClusterState, runai_samples
@@ -136,7 +137,7 @@ class Driver:
 
     # --- 2. workloads ---------------------------------------------------------------------------
     def submit(self, workload: Workload) -> None:
-        job = manifests.job(self.bp, workload, self.time_scale)
+        job = manifests.workload(self.bp, workload, self.time_scale)
         try:
             self.client.create(job)
             self.submitted += 1
@@ -202,7 +203,7 @@ class Driver:
             self.dcgm.inject_xid(node, gpu, spec.xid)  # what the shim's XID field then reports
             self.devices.mark_unhealthy(node, gpu)  # the device plugin's health check
             self._fail_container(pod, f"XID {spec.xid} on GPU {gpu}: the CUDA context is lost")
-            owner = next(o for o in meta["ownerReferences"] if o["kind"] == "Job")
+            owner = next(o for o in meta["ownerReferences"] if o["kind"] in view.WORKLOAD_KINDS)
             s.fault = Fault(
                 s.victim,
                 owner["uid"],
@@ -299,7 +300,7 @@ class Driver:
         pods = self.client.list("Pod", **selector)
         self.play_scenario(t, dt, pods)
         self.assign_devices(pods)
-        jobs = self.client.list("Job", **selector)
+        jobs = [j for kind in view.WORKLOAD_KINDS for j in self.client.list(kind, **selector)]
         self.refresh_metrics(jobs, pods)
         self.copy_events()
         return t
@@ -321,7 +322,7 @@ def bound_pods(pods: list[Obj]) -> list[BoundPod]:
                 pod["metadata"]["name"],
                 node,
                 view.gpus_of(pod),
-                CONTAINER,
+                pod["spec"]["containers"][0]["name"],
                 annotations.get(manifests.DCGM_CLASS_ANNOTATION),
             )
         )
@@ -371,6 +372,9 @@ def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
     """Bootstrap, then tick until killed."""
     wait_until(driver.client.ready, 300, "kube-apiserver /readyz")
     wait_until(lambda: _listable(driver.client, "Queue"), 300, "KAI's Queue CRD")
+    # A PyTorchJob is admitted only through the operator's webhook: the operator must be ready first.
+    operator = f"http://127.0.0.1:{controlplane.PORTS['training-operator'] + 1}/readyz"
+    wait_until(lambda: controlplane.answers(operator), 300, "the training operator's /readyz")
     _clear_outputs(driver.out)
     driver.dcgm = DcgmBridge(
         (

@@ -25,5 +25,6 @@ IDENTITIES = (
     Identity("kai-podgrouper", "kai-podgrouper"),
     Identity("kai-queuecontroller", "kai-queuecontroller"),
     Identity("kai-podgroupcontroller", "kai-podgroupcontroller"),
+    Identity("training-operator", "training-operator"),
     Identity("runai-driver", "runai-driver"),
 )

@@ -8,8 +8,10 @@
   quota needs a Queue per pool. Named ``<project>-<pool>`` (the lab's scheme: Run:ai's own mapping is
   PENDING in cantfind.md); a project's queue has its department's queue of that pool as parent.
 - Projects → namespaces ``runai-<project>`` with ``runai/queue=<project>`` (Run:ai docs).
-- Workloads → batch/v1 Jobs with KAI's queue label, the KAI priority class, ``schedulerName:
-  kai-scheduler``, and kwok's stage annotations for when their pods end (scaled by the lab's time scale).
+- Workloads → batch/v1 Jobs (one pod) or Kubeflow PyTorchJobs (distributed: a master and workers,
+  which Kubeflow's training operator runs and KAI's podgrouper gangs), with KAI's queue label, the KAI
+  priority class, ``schedulerName: kai-scheduler``, and kwok's stage annotations for when their pods end
+  (scaled by the lab's time scale).
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ FAIL = "pod-container-running-failed.stage.kwok.x-k8s.io"
 DCGM_CLASS_ANNOTATION = "aifactory-lab/dcgm-class"  # lab scheme: the DCGM shim's utilisation class
 IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"  # never pulled (kwok runs no containers); what a job would name
 FAILED_EXIT_CODE = "1"
+PYTORCH_CONTAINER = (
+    "pytorch"  # the container a PyTorchJob's webhook requires (PyTorchJobDefaultContainerName)
+)
+# PyTorchJob replica restart policy: the operator recreates a pod that exited with 128-255 (a signal:
+# KAI's eviction ends a pod with SIGTERM's 143) and fails the job on 1-127 (training-operator docs,
+# "ExitCode" restart policy), as a batch Job's podFailurePolicy does for the lab's single-pod workloads.
+PYTORCH_RESTART_POLICY = "ExitCode"
 XID_EXIT_CODE = "134"  # SIGABRT: a CUDA context lost to an XID aborts the process (lab assumption)
 
 
@@ -127,20 +136,28 @@ def _ms(seconds: float, time_scale: float) -> str:
     return f"{max(1, round(seconds * 1000.0 / time_scale))}ms"
 
 
-def job(bp: RunaiBlueprint, w: Workload, time_scale: float) -> Obj:
-    """The batch/v1 Job of one workload: ``pods_count`` pods of ``gpus_per_pod`` GPUs each."""
-    per_gpu = bp.resources_per_gpu
-    labels = {
+def workload(bp: RunaiBlueprint, w: Workload, time_scale: float) -> Obj:
+    """The object a workload is submitted as: a Job for one pod, a PyTorchJob for more."""
+    return job(bp, w, time_scale) if w.pods_count == 1 else pytorch_job(bp, w, time_scale)
+
+
+def _labels(w: Workload) -> dict[str, str]:
+    return {
         QUEUE_LABEL: queue_name(w.project, w.nodepool),
         NODE_POOL_LABEL: w.nodepool,
         "project": w.project,
         "user": w.user,
         "runai/queue": w.project,
     }
+
+
+def _pod_template(bp: RunaiBlueprint, w: Workload, time_scale: float, container: str) -> Obj:
+    """One pod of ``gpus_per_pod`` GPUs, ending (kwok's stages) after the workload's run."""
+    per_gpu = bp.resources_per_gpu
     run = _ms(w.run_seconds_needed, time_scale)
     # kwok waits between the delay and the jitter delay; equal, the pod ends exactly after its run.
     annotations = {DCGM_CLASS_ANNOTATION: w.dcgm_class}
-    pod_labels = dict(labels)
+    pod_labels = _labels(w)
     if w.will_fail:
         pod_labels[FAIL] = "true"
         annotations |= {
@@ -157,9 +174,29 @@ def job(bp: RunaiBlueprint, w: Workload, time_scale: float) -> Obj:
         GPU_RESOURCE: str(w.gpus_per_pod),
     }
     return {
+        "metadata": {"labels": pod_labels, "annotations": annotations},
+        "spec": {
+            "schedulerName": bp.scheduler_name,
+            "priorityClassName": w.priority_class,
+            "restartPolicy": "Never",
+            "automountServiceAccountToken": False,
+            "containers": [
+                {
+                    "name": container,
+                    "image": IMAGE,
+                    "resources": {"requests": requests, "limits": {GPU_RESOURCE: str(w.gpus_per_pod)}},
+                }
+            ],
+        },
+    }
+
+
+def job(bp: RunaiBlueprint, w: Workload, time_scale: float) -> Obj:
+    """The batch/v1 Job of one workload: ``pods_count`` pods of ``gpus_per_pod`` GPUs each."""
+    return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": w.name, "namespace": namespace_of(w.project), "labels": labels},
+        "metadata": {"name": w.name, "namespace": namespace_of(w.project), "labels": _labels(w)},
         "spec": {
             "parallelism": w.pods_count,
             "completions": w.pods_count,
@@ -175,24 +212,22 @@ def job(bp: RunaiBlueprint, w: Workload, time_scale: float) -> Obj:
                     },
                 ]
             },
-            "template": {
-                "metadata": {"labels": pod_labels, "annotations": annotations},
-                "spec": {
-                    "schedulerName": bp.scheduler_name,
-                    "priorityClassName": w.priority_class,
-                    "restartPolicy": "Never",
-                    "automountServiceAccountToken": False,
-                    "containers": [
-                        {
-                            "name": CONTAINER,
-                            "image": IMAGE,
-                            "resources": {
-                                "requests": requests,
-                                "limits": {GPU_RESOURCE: str(w.gpus_per_pod)},
-                            },
-                        }
-                    ],
-                },
-            },
+            "template": _pod_template(bp, w, time_scale, CONTAINER),
         },
+    }
+
+
+def pytorch_job(bp: RunaiBlueprint, w: Workload, time_scale: float) -> Obj:
+    """The PyTorchJob of a distributed workload: one master and ``pods_count - 1`` workers, each a pod
+    of ``gpus_per_pod`` GPUs. KAI's podgrouper makes it one PodGroup with minMember = all replicas."""
+    template = _pod_template(bp, w, time_scale, PYTORCH_CONTAINER)
+
+    def replicas(count: int) -> Obj:
+        return {"replicas": count, "restartPolicy": PYTORCH_RESTART_POLICY, "template": template}
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": w.name, "namespace": namespace_of(w.project), "labels": _labels(w)},
+        "spec": {"pytorchReplicaSpecs": {"Master": replicas(1), "Worker": replicas(w.pods_count - 1)}},
     }

@@ -3,6 +3,8 @@
 - KAI's five components: the tag's own ClusterRoles (controller-gen output in the Helm chart's
   ``templates/rbac/``), bound to the user names of their certificates instead of the chart's service
   accounts (there are no pods for them here).
+- Kubeflow's training operator: its module's own ClusterRole (``manifests/base/rbac/role.yaml``), bound to
+  its certificate's user instead of the manifests' service account.
 - kube-controller-manager: Kubernetes' bootstrap roles (``system:kube-controller-manager`` and, with
   ``--use-service-account-credentials``, one service account per controller) need no binding here.
 - kwok stands in for every node's kubelet, which the Node authorizer would confine to its own node;
@@ -43,6 +45,7 @@ LAB_ROLES: dict[str, list[Obj]] = {
         {"apiGroups": [""], "resources": ["nodes/status", "pods/status"], "verbs": ["patch"]},
         {"apiGroups": [""], "resources": ["events", "serviceaccounts"], "verbs": READ},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": [*READ, "create", "patch", "delete"]},
+        {"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs"], "verbs": [*READ, "create", "delete"]},
         {
             "apiGroups": ["scheduling.k8s.io"],
             "resources": ["priorityclasses"],
@@ -68,9 +71,14 @@ def _binding(name: str, role: str, identity: str) -> Obj:
     }
 
 
-def objects(tag_rbac_dir: Path) -> list[Obj]:
-    """ClusterRoles and bindings for every component, KAI's read from the tag's files."""
+def objects(tag_rbac_dir: Path, operator_role: Path) -> list[Obj]:
+    """ClusterRoles and bindings for every component, KAI's and the training operator's read from their
+    tags' files."""
     out: list[Obj] = []
+    for role in documents(operator_role.read_text(encoding="utf-8")):
+        if role.get("kind") == "ClusterRole":
+            out.append(role)
+            out.append(_binding("lab:training-operator", role["metadata"]["name"], "training-operator"))
     for component, identity in KAI_ROLES.items():
         for role in documents((tag_rbac_dir / f"{component}.yaml").read_text(encoding="utf-8")):
             if role.get("kind") != "ClusterRole":

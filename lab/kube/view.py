@@ -1,10 +1,11 @@
-"""The Run:ai view of the real cluster: Jobs, pods and nodes read from the API server, turned into the
-construct's plain state (:mod:`lab.runai.cluster_state`) so the documented ``runai_*`` families
-(:mod:`lab.runai.series_runai`) are computed from what Kubernetes and KAI actually did.
+"""The Run:ai view of the real cluster: Jobs, PyTorchJobs, pods and nodes read from the API server,
+turned into the construct's plain state (:mod:`lab.runai.cluster_state`) so the documented
+``runai_*`` families (:mod:`lab.runai.series_runai`) are computed from what Kubernetes and KAI did.
 
 Run:ai workload phases from the objects (Run:ai docs, workload statuses): no pod yet → Creating; pods
 not bound → Pending; bound, not Running → Initializing; Running → Running; the Job's ``Complete`` or
-``Failed`` condition → Completed / Failed.
+``Failed`` condition (a PyTorchJob's ``Succeeded`` or ``Failed``, training-operator ``JobConditionType``)
+→ Completed / Failed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from lab.spec.runai_blueprint import PRIORITY_CLASSES, RunaiBlueprint
 
 Obj = dict[str, Any]
 NON_PREEMPTIBLE_FROM = 100  # KAI: priority ≥ 100 is non-preemptible (docs/priority)
+WORKLOAD_KINDS = ("Job", "PyTorchJob")  # the objects a workload is submitted as (lab.kube.manifests)
+# A finished workload's condition type per kind: Completed, Failed.
+_DONE = {"Job": ("Complete", "Failed"), "PyTorchJob": ("Succeeded", "Failed")}
 
 
 def timestamp(text: str | None) -> float | None:
@@ -76,7 +80,7 @@ def build(
     pods_by_job: dict[str, list[Obj]] = {}
     for pod in pods:
         for owner in pod["metadata"].get("ownerReferences", []) or []:
-            if owner.get("kind") == "Job":
+            if owner.get("kind") in WORKLOAD_KINDS:
                 pods_by_job.setdefault(owner["uid"], []).append(pod)
     for job in jobs:
         workload = _workload(bp, job, pods_by_job.get(job["metadata"]["uid"], []), devices, at)
@@ -84,9 +88,22 @@ def build(
     return view
 
 
+def _kind(job: Obj) -> str:
+    """Job or PyTorchJob (the items of a list carry no ``kind``)."""
+    return "PyTorchJob" if "pytorchReplicaSpecs" in job["spec"] else "Job"
+
+
+def _shape(job: Obj) -> tuple[Obj, int]:
+    """A workload object's pod template and number of pods (a PyTorchJob's: all replicas)."""
+    if _kind(job) == "PyTorchJob":
+        specs = job["spec"]["pytorchReplicaSpecs"]
+        return specs["Master"]["template"], sum(int(r.get("replicas", 1)) for r in specs.values())
+    return job["spec"]["template"], int(job["spec"].get("parallelism", 1))
+
+
 def _workload(bp: RunaiBlueprint, job: Obj, pods: list[Obj], devices: DeviceAssigner, at: float) -> Workload:
     meta = job["metadata"]
-    template = job["spec"]["template"]
+    template, pods_count = _shape(job)
     labels = meta.get("labels", {})
     pod_spec = template["spec"]
     container = pod_spec["containers"][0]
@@ -108,7 +125,7 @@ def _workload(bp: RunaiBlueprint, job: Obj, pods: list[Obj], devices: DeviceAssi
         priority=priority,
         preemptible=priority < NON_PREEMPTIBLE_FROM,
         nodepool=labels.get("kai.scheduler/node-pool", ""),
-        pods_count=int(job["spec"].get("parallelism", 1)),
+        pods_count=pods_count,
         gpus_per_pod=int(container.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0)),
         cpu_millis_per_pod=round(quantity(requests.get("cpu", "0")) * 1000),
         memory_bytes_per_pod=round(quantity(requests.get("memory", "0"))),
@@ -134,11 +151,12 @@ def _workload(bp: RunaiBlueprint, job: Obj, pods: list[Obj], devices: DeviceAssi
                 pod.get("status", {}).get("podIP", ""),
             )
         )
-    finished = _condition(job, "Complete") or _condition(job, "Failed")
+    done, failed = _DONE[_kind(job)]
+    finished = _condition(job, done) or _condition(job, failed)
     end = timestamp(finished.get("lastTransitionTime")) if finished else None
-    if _condition(job, "Complete"):
+    if _condition(job, done):
         workload.phase = Phase.COMPLETED
-    elif _condition(job, "Failed"):
+    elif _condition(job, failed):
         workload.phase = Phase.FAILED
     elif any(p.phase is PodPhase.RUNNING for p in workload.pods):
         workload.phase = Phase.RUNNING

@@ -1,4 +1,5 @@
-"""The blueprint's Kubernetes objects: KAI queues per pool with parents, namespaces, kwok nodes, Jobs."""
+"""The blueprint's Kubernetes objects: KAI queues per pool with parents, namespaces, kwok nodes, Jobs and
+PyTorchJobs."""
 
 from __future__ import annotations
 
@@ -99,3 +100,26 @@ def test_a_failing_workload_takes_kwoks_container_failure_stage() -> None:
     assert annotations["pod-container-running-failed.stage.kwok.x-k8s.io/delay"] == "120000ms"
     assert annotations["pod-container-running-failed.stage.kwok.x-k8s.io/exit-code"] == "1"
     assert "pod-complete.stage.kwok.x-k8s.io/delay" not in annotations
+
+
+def test_a_distributed_workload_is_a_pytorchjob_of_one_master_and_its_workers() -> None:
+    w = _workload(False)  # the blueprint's distributed class: 4 pods of 8 GPUs
+    obj = manifests.workload(BP, w, time_scale=10.0)
+    assert (obj["apiVersion"], obj["kind"]) == ("kubeflow.org/v1", "PyTorchJob")
+    # KAI's podgrouper reads the queue from the top owner's labels (defaultgrouper.CalcPodGroupQueue).
+    assert obj["metadata"]["labels"]["kai.scheduler/queue"] == "team-a-default"
+    specs = obj["spec"]["pytorchReplicaSpecs"]
+    assert {name: spec["replicas"] for name, spec in specs.items()} == {"Master": 1, "Worker": 3}
+    assert {spec["restartPolicy"] for spec in specs.values()} == {"ExitCode"}
+    pod = specs["Worker"]["template"]
+    # The operator's webhook requires a container named "pytorch"; GPUs and kwok's stages as a Job's.
+    (container,) = pod["spec"]["containers"]
+    assert container["name"] == "pytorch" and container["resources"]["limits"] == {"nvidia.com/gpu": "8"}
+    assert pod["spec"]["schedulerName"] == "kai-scheduler"
+    assert pod["metadata"]["annotations"]["pod-complete.stage.kwok.x-k8s.io/delay"] == "60000ms"
+
+
+def test_a_single_pod_workload_stays_a_job() -> None:
+    w = Arrivals(BP, random.Random(1)).make(BP.workload_class("train"), 0.0, project="team-a", gpus_per_pod=2)
+    obj = manifests.workload(BP, w, time_scale=1.0)
+    assert obj["kind"] == "Job" and obj["spec"]["template"]["spec"]["containers"][0]["name"] == "main"

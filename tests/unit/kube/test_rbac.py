@@ -23,8 +23,31 @@ def tag_rbac(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_every_kai_component_gets_the_tags_cluster_role_bound_to_its_user(tag_rbac: Path) -> None:
-    objects = rbac.objects(tag_rbac)
+# The shape of the training operator's manifests/base/rbac/role.yaml: one ClusterRole of that name.
+OPERATOR_ROLE = """\
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: training-operator
+rules:
+- apiGroups: [kubeflow.org]
+  resources: [pytorchjobs]
+  verbs: [get, list, watch, update]
+"""
+
+
+@pytest.fixture(scope="module")
+def operator_role(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("training-operator") / "role.yaml"
+    path.write_text(OPERATOR_ROLE)
+    return path
+
+
+def test_every_kai_component_gets_the_tags_cluster_role_bound_to_its_user(
+    tag_rbac: Path, operator_role: Path
+) -> None:
+    objects = rbac.objects(tag_rbac, operator_role)
     roles = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterRole"}
     bindings = [o for o in objects if o["kind"] == "ClusterRoleBinding"]
     # The tag's names (controller-gen output of v0.13.0), unchanged.
@@ -43,12 +66,14 @@ def test_every_kai_component_gets_the_tags_cluster_role_bound_to_its_user(tag_rb
     bound = {b["subjects"][0]["name"]: b["roleRef"]["name"] for b in bindings}
     assert bound["kai-scheduler"] == "kai-scheduler"
     assert bound["kwok-controller"] == "cluster-admin"  # it stands in for every node's kubelet
+    assert bound["training-operator"] == "training-operator"  # its module's own ClusterRole, unchanged
+    assert roles["training-operator"]["rules"][0]["resources"] == ["pytorchjobs"]
 
 
-def test_kube_state_metrics_may_only_read(tag_rbac: Path) -> None:
+def test_kube_state_metrics_may_only_read(tag_rbac: Path, operator_role: Path) -> None:
     role = next(
         o
-        for o in rbac.objects(tag_rbac)
+        for o in rbac.objects(tag_rbac, operator_role)
         if o["metadata"]["name"] == "lab:kube-state-metrics" and o["kind"] == "ClusterRole"
     )
     assert {v for rule in role["rules"] for v in rule["verbs"]} == {"list", "watch"}

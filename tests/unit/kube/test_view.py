@@ -90,3 +90,40 @@ def test_runai_phase_from_the_job_and_its_pods(pods: list, conditions: list | No
     assert workload.memory_bytes_per_pod == 250_000_000_000 and workload.cpu_millis_per_pod == 14000
     if phase is Phase.COMPLETED:
         assert workload.pending_seconds == 30.0 and workload.running_seconds == 600.0
+
+
+def _pytorch_job(conditions: list[dict[str, str]]) -> dict:  # type: ignore[type-arg]
+    """A PyTorchJob as the API server lists it: no ``kind``, the replicas' templates under its spec."""
+    template = _job()["spec"]["template"]
+    return {
+        "metadata": {**_job()["metadata"], "uid": "pj1", "name": "dist-00001"},
+        "spec": {
+            "pytorchReplicaSpecs": {
+                "Master": {"replicas": 1, "template": template},
+                "Worker": {"replicas": 3, "template": template},
+            }
+        },
+        "status": {"conditions": conditions},
+    }
+
+
+def test_a_pytorchjob_is_one_workload_of_all_its_replicas_and_its_conditions() -> None:
+    pods = []
+    for name in ("dist-00001-master-0", "dist-00001-worker-0"):
+        pod = _pod("Running", "dgx-001")
+        pod["metadata"] |= {
+            "name": name,
+            "uid": name,
+            "ownerReferences": [{"kind": "PyTorchJob", "uid": "pj1"}],
+        }
+        pods.append(pod)
+    running = [{"type": "Running", "status": "True", "lastTransitionTime": "2026-12-02T10:01:00Z"}]
+    workload = view.build(
+        BP, 1796205600.0, [_pytorch_job(running)], pods, DeviceAssigner({}), {}, {}
+    ).workloads["pj1"]
+    assert (workload.pods_count, len(workload.pods), workload.phase) == (4, 2, Phase.RUNNING)
+    done = [{"type": "Succeeded", "status": "True", "lastTransitionTime": "2026-12-02T10:11:00Z"}]
+    finished = view.build(BP, 1796205600.0, [_pytorch_job(done)], pods, DeviceAssigner({}), {}, {}).workloads[
+        "pj1"
+    ]
+    assert finished.phase is Phase.COMPLETED

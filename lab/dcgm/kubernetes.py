@@ -11,12 +11,14 @@ The lab has no kubelet, so the Run:ai emulator writes the same answer to a JSON 
 (``--pod-resources FILE``, lab-only), re-read on every scrape like the socket is queried::
 
     {"nodes": {"gpu-node-001": {"0": {"pod": "train-7f9c-0", "namespace": "team-a",
-                                       "container": "main", "class": "training"}}}}
+                                       "container": "main", "class": "training",
+                                       "workload": "train-7f9c"}}}}
 
-Keys are GPU indices (``"2.0"`` for a MIG instance); ``class`` is optional and lab-only (it drives
-the GPU model, never a label). A missing file behaves like a missing socket, an unreadable or
-malformed one like a failed call; writers replace it atomically (write a temp file, then rename) so
-that no scrape loses its pod labels mid-write.
+Keys are GPU indices (``"2.0"`` for a MIG instance); ``class`` and ``workload`` are optional and
+lab-only, never labels: ``class`` drives the GPU model, ``workload`` (the pod's owner) makes the pods of
+one distributed workload wait for each other's straggler (:mod:`lab.dcgm.pace`). A missing file
+behaves like a missing socket, an unreadable or malformed one like a failed call; writers replace it
+atomically (write a temp file, then rename) so that no scrape loses its pod labels mid-write.
 """
 
 from __future__ import annotations
@@ -36,11 +38,18 @@ class PodInfo:
     namespace: str
     container: str
     workload_class: str | None = None
+    workload: str | None = None  # the pod's owner in its namespace (a Job, a PyTorchJob)
 
     @property
     def class_key(self) -> str:
         """Key looked up in ``--job-classes`` when the entry names no class."""
         return f"{self.namespace}/{self.pod}"
+
+    @property
+    def pace_keys(self) -> tuple[str, ...]:
+        """What the pod's GPUs are paced by: the pod's own GPUs, and its workload's on any node."""
+        owner = (f"workload:{self.namespace}/{self.workload}",) if self.workload else ()
+        return (self.class_key, *owner)
 
 
 PodMap = dict[str, PodInfo]
@@ -76,11 +85,12 @@ def read_pod_resources(path: Path, node: str) -> PodMap | None:
         fields = [entry.get(key) for key in ("pod", "namespace", "container")]
         if not all(isinstance(value, str) for value in fields):
             raise PodResourcesError(f"{where} needs string fields pod, namespace and container")
-        workload_class = entry.get("class")
-        if workload_class is not None and not isinstance(workload_class, str):
-            raise PodResourcesError(f"{where}.class must be a string")
+        workload_class, workload = entry.get("class"), entry.get("workload")
+        for key, value in (("class", workload_class), ("workload", workload)):
+            if value is not None and not isinstance(value, str):
+                raise PodResourcesError(f"{where}.{key} must be a string")
         pod, namespace, container = (str(value) for value in fields)
-        pods[str(gpu_key)] = PodInfo(pod, namespace, container, workload_class)
+        pods[str(gpu_key)] = PodInfo(pod, namespace, container, workload_class, workload)
     return pods
 
 
@@ -108,7 +118,7 @@ def apply_pods(samples: Iterable[Sample], pods: Mapping[str, PodInfo] | None) ->
 
 def pod_resources_document(mapping: Mapping[str, Mapping[int, PodInfo]]) -> str:
     """The ``--pod-resources`` JSON that :func:`read_pod_resources` reads and the Run:ai construct
-    writes: ``{"nodes": {node: {gpu: {pod, …, class}}}}``."""
+    writes: ``{"nodes": {node: {gpu: {pod, …, class, workload}}}}``."""
     nodes = {
         node: {
             str(gpu): {
@@ -116,6 +126,7 @@ def pod_resources_document(mapping: Mapping[str, Mapping[int, PodInfo]]) -> str:
                 "namespace": e.namespace,
                 "container": e.container,
                 "class": e.workload_class,
+                "workload": e.workload,
             }
             for gpu, e in sorted(gpus.items())
         }

@@ -26,6 +26,7 @@ from lab.dcgm.hpc import HpcJobMapper, JobMappingError, apply_hpc_jobs
 from lab.dcgm.job_classes import JobClassesReader
 from lab.dcgm.kubernetes import PodInfo, PodResourcesError, apply_pods, read_pod_resources
 from lab.dcgm.logfmt import node_logger
+from lab.dcgm.pace import PaceBoard
 from lab.dcgm.rendermetrics import render
 from lab.dcgm.samples import Sample
 from lab.dcgm.throttle import Cause, read_throttle
@@ -88,8 +89,10 @@ class EmulatedNode:
         job_classes: Mapping[str, str] | JobClassesReader | None = None,
         clock: Callable[[], float] = time.monotonic,
         log: logging.Logger | None = None,
+        pace: PaceBoard | None = None,
     ) -> None:
         self.config = config
+        self._pace = pace  # shared with the other nodes of this process (lab.dcgm.pace), if any
         self.log = log or node_logger(config.name)
         self._clock = clock
         self._families = metric_families(counters)
@@ -127,7 +130,7 @@ class EmulatedNode:
         pod = pods.get(gpu_key) if pods else None
         if pod is not None:
             profiles.append(profile_for(pod.class_key, classes, pod.workload_class))
-            job_ids.append(pod.class_key)
+            job_ids.extend(pod.pace_keys)
         return profiles, tuple(job_ids)
 
     def samples(self) -> tuple[list[Sample], dict[str, list[str]] | None, dict[str, PodInfo] | None]:
@@ -159,7 +162,8 @@ class EmulatedNode:
                 else None
             )
             reads.append((profiles, allocation, xid, throttle))
-        # Throttled GPUs first: the slowest GPU of a job paces its other GPUs (same hpc_job or pod).
+        # Throttled GPUs first: the slowest GPU of a job paces its other GPUs (same hpc_job or pod, or
+        # on another node of this process the same workload).
         by_gpu: dict[int, dict[str, str]] = {}
         pace: dict[str, float] = {}
         for index, (profiles, allocation, xid, throttle) in enumerate(reads):
@@ -170,9 +174,13 @@ class EmulatedNode:
                 )
                 for key in allocation:
                     pace[key] = min(pace.get(key, 1.0), model.clock_share)
+        if self._pace is not None:
+            self._pace.post(self.config.name, pace)
         for index, (profiles, allocation, xid, _) in enumerate(reads):
             if index not in by_gpu:
                 straggle = min((pace.get(key, 1.0) for key in allocation), default=1.0)
+                if self._pace is not None:
+                    straggle = min(straggle, self._pace.share(allocation))
                 by_gpu[index] = self.models[index].read(
                     now, profiles, allocation=allocation, injected_xid=xid, straggle=straggle
                 )

@@ -1,7 +1,7 @@
 """What the other constructs use of the DCGM shim, and nothing else: the Run:ai construct's in-process
-targets and its pod-resources hand-over, the workload's job classes, `lab fault`'s XID and throttle
-files, and the tag the shim emulates. Nothing in ``lab.dcgm`` is imported from outside the package
-but through here."""
+targets, their shared pace and its pod-resources hand-over, the workload's job classes, `lab fault`'s
+XID and throttle files, and the tag the shim emulates. Nothing in ``lab.dcgm`` is imported from
+outside the package but through here."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from lab.dcgm.h100 import FB_TOTAL_MIB
 from lab.dcgm.job_classes import JobClassesError, JobClassesReader, JobClassesWriter, load_job_classes
 from lab.dcgm.kubernetes import PodInfo, pod_resources_document
 from lab.dcgm.node import EmulatedNode, NodeConfig
+from lab.dcgm.pace import PaceBoard
 from lab.dcgm.server import ListeningHTTPServer, RunningShim, parse_listen_address, serve
 from lab.dcgm.throttle import CAUSES, write_throttle
 from lab.dcgm.xid import write_injected_xid
@@ -32,6 +33,7 @@ __all__ = [
     "JobClassesWriter",
     "ListeningHTTPServer",
     "NodeConfig",
+    "PaceBoard",
     "PodInfo",
     "RunningShim",
     "emulated_counters",

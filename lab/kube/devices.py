@@ -32,6 +32,7 @@ class BoundPod:
     gpus: int  # its containers' nvidia.com/gpu limit
     container: str
     workload_class: str | None = None  # the DCGM shim's utilisation class
+    workload: str | None = None  # its owner (Job, PyTorchJob): the shim paces a workload's GPUs together
 
 
 @dataclass(slots=True)
@@ -88,7 +89,7 @@ class DeviceAssigner:
         """node -> gpu -> PodInfo, as the DCGM shim's pod-resources file holds it."""
         return {
             node: {
-                i: PodInfo(p.name, p.namespace, p.container, p.workload_class)
+                i: PodInfo(p.name, p.namespace, p.container, p.workload_class, p.workload)
                 for i, p in sorted(gpus.items())
             }
             for node, gpus in sorted(self.holders.items())

@@ -315,6 +315,8 @@ def bound_pods(pods: list[Obj]) -> list[BoundPod]:
         if not node or phase in ("Succeeded", "Failed"):
             continue
         annotations = pod["metadata"].get("annotations", {})
+        owners = pod["metadata"].get("ownerReferences", []) or []
+        owner = next((o["name"] for o in owners if o.get("kind") in view.WORKLOAD_KINDS), None)
         live.append(
             BoundPod(
                 pod["metadata"]["uid"],
@@ -324,6 +326,7 @@ def bound_pods(pods: list[Obj]) -> list[BoundPod]:
                 view.gpus_of(pod),
                 pod["spec"]["containers"][0]["name"],
                 annotations.get(manifests.DCGM_CLASS_ANNOTATION),
+                owner,
             )
         )
     return live

@@ -21,6 +21,7 @@ from lab.dcgm.shim import (
     FB_TOTAL_MIB,
     EmulatedNode,
     NodeConfig,
+    PaceBoard,
     PodInfo,
     emulated_counters,
     pod_resources_document,
@@ -56,6 +57,7 @@ class DcgmBridge:
         self.fault_dir = out_dir / "faults"
         self.fault_dir.mkdir(parents=True, exist_ok=True)
         counters = emulated_counters()
+        pace = PaceBoard()  # a gang's replicas on several nodes wait for one straggler
         self.nodes: dict[str, EmulatedNode] = {}
         for name, gpus, model in nodes:
             config = NodeConfig(
@@ -70,7 +72,7 @@ class DcgmBridge:
                 seed=seed,
             )
             self.nodes[name] = EmulatedNode(
-                config, counters, clock=clock, log=logging.getLogger(f"lab.runai.dcgm.{name}")
+                config, counters, clock=clock, log=logging.getLogger(f"lab.runai.dcgm.{name}"), pace=pace
             )
         self._last_document = ""
         self.write({})

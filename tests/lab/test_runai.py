@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import stat
 import time
 from collections.abc import Iterator
@@ -35,7 +36,9 @@ PROMETHEUS = f"http://127.0.0.1:{contract.RUNAI_HOST_PORTS['prometheus']}"
 # Blueprint seconds per wall second. gpu-fault: the XID (at 15 min) comes after 45 s, so Prometheus
 # (15 s interval) scrapes the victim's GPU with its pod label a few times before, as in real time.
 # The other scenarios only need their scripted submissions soon.
-TIME_SCALE = {"gpu-fault": "20", "quota-exhaustion": "60", "preemption-storm": "60"}
+# The gangs' tests run on the baseline at real time: the blueprint's 4 arrivals an hour seldom come
+# between their scripted gangs.
+TIME_SCALE = {"gpu-fault": "20", "quota-exhaustion": "60", "preemption-storm": "60", "baseline": "1"}
 
 
 def _up(scenario: str) -> None:
@@ -253,71 +256,89 @@ def _fault(model: RunaiBlueprint) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-THROTTLED_WORKLOAD = "journey-throttle"  # the slow-job journey's own workload (a user's 4-GPU training)
-BRAKED_RANK = 1  # the second of its GPUs gets the power brake
+THROTTLED_WORKLOAD = "journey-throttle"  # the slow-job journey's own workload: a user's distributed training
+THROTTLED_REPLICAS, THROTTLED_GPUS = 2, 2  # a PyTorchJob of a master and a worker, two GPUs each
+BRAKED_RANK = 1  # the master's second GPU gets the power brake
 
 
-def _held_gpus(model: RunaiBlueprint, namespace: str, prefix: str) -> tuple[str, str, list[int]] | None:
-    """(pod, node, GPU indices) of the pod of a Job whose GPUs the hand-over file assigns, once assigned."""
+def _held_gpus(model: RunaiBlueprint, namespace: str, prefix: str) -> dict[tuple[str, str], list[int]]:
+    """(pod, node) -> GPU indices of the pods named ``prefix``… that the hand-over file assigns."""
     path = _out(model) / "pod-resources.json"
     if not path.exists():
-        return None
+        return {}
     held: dict[tuple[str, str], list[int]] = {}
     for node, gpus in json.loads(path.read_text())["nodes"].items():
         for gpu, entry in gpus.items():
             if entry["namespace"] == namespace and entry["pod"].startswith(prefix):
                 held.setdefault((entry["pod"], node), []).append(int(gpu))
-    return next(((pod, node, sorted(g)) for (pod, node), g in held.items()), None)
+    return {key: sorted(gpus) for key, gpus in held.items()}
 
 
 class Braked(NamedTuple):
-    job: dict[str, Any]  # the Job as the API server created it
-    pod: str
+    job: dict[str, Any]  # the PyTorchJob as the API server created it
+    pod: str  # the braked GPU's replica
     node: str
     gpu: int
+    held: dict[tuple[str, str], list[int]]  # every replica's (pod, node) -> GPUs
     injected_at: float
 
 
 @pytest.fixture
 def braked_gpu_of_a_running_workload(runai: RunaiBlueprint) -> Iterator[Braked]:
-    """A user's 4-GPU training workload in team-a, running for a busy minute, then a power brake on its
-    second GPU through `lab fault throttle`; afterwards the brake cleared and the workload deleted."""
-    admin, train = _client(runai), runai.workload_class("train")
+    """A user's distributed training workload in team-a, a PyTorchJob of two 2-GPU replicas (a gang),
+    running for a busy minute, then a power brake on its master's second GPU through `lab fault
+    throttle`; afterwards the brake cleared and the workload deleted."""
+    admin = _client(runai)
     workload = Arrivals(runai, random.Random(23)).make(
-        train, 0.0, project="team-a", gpus_per_pod=4, run_seconds=LONG_RUN_S, will_fail=False
+        runai.workload_class("dist"),
+        0.0,
+        project="team-a",
+        gpus_per_pod=THROTTLED_GPUS,
+        run_seconds=LONG_RUN_S,
+        will_fail=False,
     )
-    workload.name = THROTTLED_WORKLOAD
-    job = admin.create(manifests.job(runai, workload, float(TIME_SCALE["gpu-fault"])))
+    workload.name, workload.pods_count = THROTTLED_WORKLOAD, THROTTLED_REPLICAS
+    job = admin.create(manifests.pytorch_job(runai, workload, float(TIME_SCALE["gpu-fault"])))
     namespace = job["metadata"]["namespace"]
     try:
-        pod, node, gpus = wait_for(
-            lambda: _held_gpus(runai, namespace, f"{THROTTLED_WORKLOAD}-"), 180, "the workload's 4 GPUs"
+        held = wait_for(
+            lambda: (
+                (h := _held_gpus(runai, namespace, f"{THROTTLED_WORKLOAD}-"))
+                and sum(len(g) for g in h.values()) == THROTTLED_REPLICAS * THROTTLED_GPUS
+                and h
+            ),
+            180,
+            "the workload's GPUs on both replicas",
         )
-        assert len(gpus) == 4, gpus
         # A busy minute: four scrapes of each GPU, their median utilisation high. A median, because the
         # shim's training model stalls a step now and then (GPU_UTIL 0 for a scrape), more often in wall
         # time at the lab's time scale.
-        util = f'DCGM_FI_DEV_GPU_UTIL{{pod="{pod}"}}'
-        busy = (
-            f"count((count_over_time({util}[1m]) >= 4) and (quantile_over_time(0.5, {util}[1m]) > 50)) == 4"
+        util = f'DCGM_FI_DEV_GPU_UTIL{{namespace="{namespace}", pod=~"{THROTTLED_WORKLOAD}-.*"}}'
+        gpus = THROTTLED_REPLICAS * THROTTLED_GPUS
+        busy = f"count((count_over_time({util}[1m]) >= 4) and (quantile_over_time(0.5, {util}[1m]) > 50))"
+        wait_for(
+            lambda: [s for s in promql.query(PROMETHEUS, busy) if s.value == gpus],
+            150,
+            "a busy minute on each of its GPUs",
         )
-        wait_for(lambda: promql.query(PROMETHEUS, busy), 150, "a busy minute on each of its GPUs")
-        braked, injected_at = gpus[BRAKED_RANK], time.time()
+        (pod, node), master_gpus = next((k, g) for k, g in held.items() if k[0].endswith("-master-0"))
+        braked, injected_at = master_gpus[BRAKED_RANK], time.time()
         run_lab("fault", "throttle", node, str(braked), "power-brake", "--lab", runai.name)
         try:
-            yield Braked(job, pod, node, braked, injected_at)
+            yield Braked(job, pod, node, braked, held, injected_at)
         finally:
             run_lab("fault", "throttle", node, str(braked), "clear", "--lab", runai.name)
     finally:
-        admin.delete("Job", namespace, THROTTLED_WORKLOAD)
+        admin.delete("PyTorchJob", namespace, THROTTLED_WORKLOAD)
 
 
 def test_slow_job_throttled_gpu_alert_names_the_workload_and_gpu_and_the_walk_shows_its_peers_waiting(
     runai: RunaiBlueprint, braked_gpu_of_a_running_workload: Braked
 ) -> None:
     """docs/journeys.md, slow job, throttled GPU, on the Run:ai lab: RunaiGPUSlowerThanItsWorkload
-    delivered for exactly the braked GPU, and the walk from the workload's GPUs to its peers waiting."""
-    job, pod, node, braked, injected = braked_gpu_of_a_running_workload
+    delivered for exactly the braked GPU of a gang, and the walk from the workload's GPUs on both
+    replicas to its peers waiting."""
+    job, pod, node, braked, held, injected = braked_gpu_of_a_running_workload
     found = wait_for(
         lambda: delivered(runai.name, "RunaiGPUSlowerThanItsWorkload", "firing", injected),
         210,  # a minute of slow scrapes, the rule's `for: 1m`, an evaluation and group_wait
@@ -325,6 +346,7 @@ def test_slow_job_throttled_gpu_alert_names_the_workload_and_gpu_and_the_walk_sh
     )
     seconds = unix_time(found[-1].received_at) - injected
     print(f"RunaiGPUSlowerThanItsWorkload delivered {seconds:.1f} s after the fault")  # BENCHMARKS.md
+    print(f"replicas on {sorted({n for _, n in held})}")  # one node or two: KAI's placement decides
     # Only the braked GPU fires: no healthy GPU of this or any other running workload is named.
     firing = [
         a["labels"]
@@ -333,36 +355,47 @@ def test_slow_job_throttled_gpu_alert_names_the_workload_and_gpu_and_the_walk_sh
     ]
     assert [(a["Hostname"], a["gpu"]) for a in firing] == [(node, str(braked))], firing
     labels = firing[0]
+    namespace = job["metadata"]["namespace"]
     assert (labels["workload_name"], labels["project"], labels["namespace"], labels["pod"]) == (
         THROTTLED_WORKLOAD,
         "team-a",
-        job["metadata"]["namespace"],
+        namespace,
         pod,
     )
     assert labels["workload_id"] == job["metadata"]["uid"] and labels["workload_type"] == "training"
     assert labels["severity"] == "warning"
 
-    # Walk, step 1: the workload's GPUs side by side; only the straggler's highest clock is low (a power
-    # brake halves it: 990 MHz, signals/dcgm.md "Throttled GPU").
-    selector = f'namespace="{job["metadata"]["namespace"]}", pod="{pod}"'
-    clocks = promql.query(PROMETHEUS, f"max by (gpu) (max_over_time(DCGM_FI_DEV_SM_CLOCK{{{selector}}}[1m]))")
-    by_gpu = {s.labels["gpu"]: s.value for s in clocks}
-    assert by_gpu[str(braked)] == 990.0 and len(by_gpu) == 4, by_gpu
-    assert all(mhz == 1980.0 for gpu, mhz in by_gpu.items() if gpu != str(braked)), by_gpu
+    # Walk, step 1: the workload's GPUs side by side, on every replica; only the straggler's highest
+    # clock is low (a power brake halves it: 990 MHz, signals/dcgm.md "Throttled GPU").
+    selector = f'namespace="{namespace}", pod=~"{THROTTLED_WORKLOAD}-.*"'
+    clocks = promql.query(
+        PROMETHEUS, f"max by (Hostname, gpu) (max_over_time(DCGM_FI_DEV_SM_CLOCK{{{selector}}}[1m]))"
+    )
+    by_gpu = {(s.labels["Hostname"], s.labels["gpu"]): s.value for s in clocks}
+    assert set(by_gpu) == {(n, str(g)) for (_, n), gpus in held.items() for g in gpus}, by_gpu
+    straggler = (node, str(braked))
+    assert by_gpu[straggler] == 990.0, by_gpu
+    assert all(mhz == 1980.0 for gpu, mhz in by_gpu.items() if gpu != straggler), by_gpu
     # Step 2: the cause on the straggler: its power far below its peers'.
     power = promql.query(
-        PROMETHEUS, f"max by (gpu) (avg_over_time(DCGM_FI_DEV_POWER_USAGE{{{selector}}}[1m]))"
+        PROMETHEUS, f"max by (Hostname, gpu) (avg_over_time(DCGM_FI_DEV_POWER_USAGE{{{selector}}}[1m]))"
     )
-    watts = {s.labels["gpu"]: s.value for s in power}
-    assert watts[str(braked)] < 0.5 * min(w for gpu, w in watts.items() if gpu != str(braked)), watts
-    # Step 3: its peers wait for it: their tensor activity below the busy minute before the fault.
-    tensor = f'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{{selector}, gpu!="{braked}"}}'
-    median = f"avg(quantile_over_time(0.5, {tensor}[1m]))"
-    now, before = promql.query(PROMETHEUS, median), promql.query(PROMETHEUS, median, at=injected)
-    assert now and before and now[0].value < 0.75 * before[0].value, (now, before)
-    # Step 4: the workload's Run:ai id, project and node from the series Run:ai and Kubernetes emit.
+    watts = {(s.labels["Hostname"], s.labels["gpu"]): s.value for s in power}
+    assert watts[straggler] < 0.5 * min(w for gpu, w in watts.items() if gpu != straggler), watts
+    # Step 3: its peers wait for it, on the other replica too: their tensor activity below the busy
+    # minute before the fault.
+    for replica, _ in held:
+        others = f', gpu!="{braked}"' if replica == pod else ""  # the straggler's own replica: its peers
+        tensor = f'DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{{namespace="{namespace}", pod="{replica}"{others}}}'
+        median = f"avg(quantile_over_time(0.5, {tensor}[1m]))"
+        now, before = promql.query(PROMETHEUS, median), promql.query(PROMETHEUS, median, at=injected)
+        assert now and before and now[0].value < 0.75 * before[0].value, (replica, now, before)
+    # Step 4: the workload's Run:ai id, project and nodes from the series Run:ai and Kubernetes emit.
     info = promql.query(PROMETHEUS, f"kube_pod_info{{{selector}}}")
-    assert [s.labels["node"] for s in info] == [node], info
+    assert {(s.labels["pod"], s.labels["node"]) for s in info} == set(held), info
+    assert {(s.labels["created_by_kind"], s.labels["created_by_name"]) for s in info} == {
+        ("PyTorchJob", THROTTLED_WORKLOAD)
+    }
     requested = promql.query(
         PROMETHEUS, f'runai_requested_gpus_per_workload{{workload_name="{THROTTLED_WORKLOAD}"}}'
     )
@@ -434,4 +467,205 @@ def test_preemption_storm_reclaims_from_the_over_quota_project(runai: RunaiBluep
     assert not any(
         c["type"] == "Failed" and c["status"] == "True"
         for c in job.get("status", {}).get("conditions", []) or []
+    )
+
+
+# --- Gangs: distributed workloads as PyTorchJobs under Kubeflow's training operator and KAI ---------------
+GANG_GPUS = 8  # a DGX's eight GPUs per replica, as the blueprint's distributed class asks
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # KAI's zap console encoder colours its columns
+SESSION = re.compile(r"\.go:\d+\s+\[(\w{6})\]")  # the scheduling session's id after the caller
+
+
+def _submit_gang(model: RunaiBlueprint, name: str, project: str, pods: int) -> dict[str, Any]:
+    """A user's PyTorchJob of ``pods`` replicas (one master, the rest workers) of eight GPUs each."""
+    workload = Arrivals(model, random.Random(name)).make(
+        model.workload_class("dist"),
+        0.0,
+        project=project,
+        gpus_per_pod=GANG_GPUS,
+        run_seconds=LONG_RUN_S,
+        will_fail=False,
+    )
+    workload.name, workload.pods_count = name, pods
+    created: dict[str, Any] = _client(model).create(manifests.pytorch_job(model, workload, 1.0))
+    return created
+
+
+def _gang_pods(model: RunaiBlueprint, job: dict[str, Any]) -> list[dict[str, Any]]:
+    uid = job["metadata"]["uid"]
+    return [
+        p
+        for p in _client(model).list("Pod", job["metadata"]["namespace"])
+        if any(o["uid"] == uid for o in p["metadata"].get("ownerReferences", []))
+        and not p["metadata"].get("deletionTimestamp")
+    ]
+
+
+def _pod_group(model: RunaiBlueprint, job: dict[str, Any]) -> dict[str, Any] | None:
+    """KAI's podgrouper names a PodGroup pg-<top owner>-<its uid> (defaultgrouper.CalcPodGroupName)."""
+    name = f"pg-{job['metadata']['name']}-{job['metadata']['uid']}"
+    groups = _client(model).list("PodGroup", job["metadata"]["namespace"])
+    return next((g for g in groups if g["metadata"]["name"] == name), None)
+
+
+def _scheduler_log(model: RunaiBlueprint) -> str:
+    return (_out(model) / "logs" / "kai-scheduler-default.log").read_text(encoding="utf-8", errors="replace")
+
+
+def _running(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [p for p in pods if p.get("status", {}).get("phase") == "Running"]
+
+
+def test_a_pytorchjob_is_one_gang_that_kai_binds_whole(runai: RunaiBlueprint) -> None:
+    _up("baseline")
+    job = _submit_gang(runai, "gang-fits", "team-a", pods=4)
+    namespace = job["metadata"]["namespace"]
+    group = wait_for(lambda: _pod_group(runai, job), 60, "the PyTorchJob's PodGroup")
+    # One PodGroup for the four replicas: minMember all of them, a sub-group per replica type
+    # (plugins/kubeflow/pytorch at KAI v0.13.0), in the project's queue of the pool.
+    assert group["spec"]["minMember"] == 4
+    assert [(g["name"], g["minMember"]) for g in group["spec"]["subGroups"]] == [("master", 1), ("worker", 3)]
+    assert group["spec"]["queue"] == "team-a-default"
+    pods = wait_for(
+        lambda: len(_running(_gang_pods(runai, job))) == 4 and _gang_pods(runai, job),
+        120,
+        "4 replicas running",
+    )
+    assert sorted(p["metadata"]["name"] for p in pods) == [
+        "gang-fits-master-0",
+        "gang-fits-worker-0",
+        "gang-fits-worker-1",
+        "gang-fits-worker-2",
+    ]
+    # Allocated whole in one scheduling session: KAI logs one success for the PodGroup, and its four
+    # BindRequests (one per pod, for the binder) were created together.
+    allocated = f"Succesfully allocated resources for job: <{namespace}/{group['metadata']['name']}>"
+    assert _scheduler_log(runai).count(allocated) == 1
+    names = {p["metadata"]["name"] for p in pods}
+    binds = [b for b in _client(runai).list("BindRequest", namespace) if b["metadata"]["name"] in names]
+    created = sorted(unix_time(b["metadata"]["creationTimestamp"]) for b in binds)
+    assert len(created) == 4 and created[-1] - created[0] <= 1.0, created
+    # The Run:ai series count the workload as one: 32 GPUs, its pods' owner the PyTorchJob.
+    gpus = 'runai_allocated_gpu_count_per_workload{workload_name="gang-fits"}'
+    wait_for(
+        lambda: [s for s in promql.query(PROMETHEUS, gpus) if s.value == 32], 60, "the workload's 32 GPUs"
+    )
+    owners = promql.query(PROMETHEUS, f'kube_pod_info{{namespace="{namespace}", pod=~"gang-fits-.*"}}')
+    assert {(s.labels["created_by_kind"], s.labels["created_by_name"]) for s in owners} == {
+        ("PyTorchJob", "gang-fits")
+    }
+
+
+def test_the_operators_webhook_refuses_a_pytorchjob_without_its_container(runai: RunaiBlueprint) -> None:
+    """The operator's own validating webhook, reached through the CA its cert rotator injected."""
+    workload = Arrivals(runai, random.Random(3)).make(runai.workload_class("dist"), 0.0, project="team-a")
+    workload.name = "gang-unnamed"
+    job = manifests.pytorch_job(runai, workload, 1.0)
+    for replica in job["spec"]["pytorchReplicaSpecs"].values():
+        replica["template"]["spec"]["containers"][0]["name"] = "main"
+    with pytest.raises(ApiError) as refused:
+        _client(runai).create(job)
+    assert refused.value.status == 403
+    message = str(refused.value)
+    assert (
+        'admission webhook "validator.pytorchjob.training-operator.kubeflow.org" denied the request'
+        in message
+    )
+    assert "Required value: must have at least one container with name pytorch" in message
+
+
+def test_a_gang_that_does_not_fit_stays_pending_whole_with_kais_reason(runai: RunaiBlueprint) -> None:
+    # 32 of the pool's 48 GPUs hold gang-fits: two of this gang's three replicas would fit, not three.
+    job = _submit_gang(runai, "gang-waits", "team-b", pods=3)
+    namespace = job["metadata"]["namespace"]
+    group = wait_for(lambda: _pod_group(runai, job), 60, "the PyTorchJob's PodGroup")
+    tried = f"Could not allocate resources for job: <{namespace}/{group['metadata']['name']}>"
+    wait_for(lambda: _scheduler_log(runai).count(tried) >= 5, 60, "five scheduling sessions tried the gang")
+    assert not any(p["spec"].get("nodeName") for p in _gang_pods(runai, job))
+    held = sum(
+        gpus_of(p)
+        for p in _client(runai).list("Pod")
+        if p["spec"].get("nodeName")
+        and p.get("status", {}).get("phase") in ("Pending", "Running")
+        and p["metadata"].get("labels", {}).get(manifests.NODE_POOL_LABEL) == "default"
+    )
+    assert 48 - held >= 2 * GANG_GPUS, held  # room for two replicas alone: it waits as a gang
+    reasons = wait_for(
+        lambda: [
+            e
+            for e in _events(runai)
+            if e["reason"] == "Unschedulable" and e["involvedObject"]["name"] == group["metadata"]["name"]
+        ],
+        60,
+        "KAI's Unschedulable event on the gang's PodGroup",
+    )
+    assert reasons[0]["source"]["component"] == runai.scheduler_name
+    assert "for gang scheduling" in reasons[0]["message"], reasons[0]["message"]
+    _client(runai).delete("PyTorchJob", namespace, "gang-waits")
+
+
+def test_a_reclaim_evicts_gangs_whole_and_the_operator_recreates_them(runai: RunaiBlueprint) -> None:
+    # team-a (quota 24) borrows the whole pool with gangs only: gang-fits (32 GPUs) and a 16-GPU one.
+    second = _submit_gang(runai, "gang-borrows", "team-a", pods=2)
+    wait_for(lambda: len(_running(_gang_pods(runai, second))) == 2, 120, "gang-borrows running")
+    # team-b claims its quota of 16 with single-GPU training: KAI must reclaim from team-a's gangs.
+    train = runai.workload_class("train")
+    arrivals = Arrivals(runai, random.Random(7))
+    for index in range(16):
+        claim = arrivals.make(
+            train, 0.0, project="team-b", gpus_per_pod=1, run_seconds=LONG_RUN_S, will_fail=False
+        )
+        claim.name = f"claim-{index:02d}"
+        _client(runai).create(manifests.job(runai, claim, 1.0))
+    reclaimed = wait_for(
+        lambda: [
+            line
+            for line in _scheduler_log(runai).splitlines()
+            if "evicting reclaimee tasks" in line and "gang-" in line
+        ],
+        120,
+        "a reclaim of team-a's gangs",
+    )
+    # Each reclaim names its victims; a gang's replicas go together or not at all.
+    gangs = {"gang-fits": 4, "gang-borrows": 2}
+    for line in reclaimed:
+        victims = re.findall(r"<runai-team-a/([a-z0-9-]+)>", line.split("evicting reclaimee tasks", 1)[1])
+        for gang, size in gangs.items():
+            replicas = [v for v in victims if v.startswith(f"{gang}-")]
+            assert len(replicas) in (0, size), (gang, victims)
+    # The operator recreates the evicted replicas (SIGTERM's 143 is retryable under the ExitCode
+    # policy): the PyTorchJob is restarting, not failed, and has all its replicas again.
+    victim = next(g for g in gangs if any(f"<runai-team-a/{g}-" in line for line in reclaimed))
+
+    # KAI v0.13.0 counts a gang's eviction once per replica per gang member (fixed after the tag, KAI
+    # PR #1622): each session that reclaims an n-replica gang adds n * n to
+    # kai_pod_group_evicted_pods_total (every claimant of the session names the same victims).
+    def counted() -> bool:
+        sessions = {
+            match.group(1)
+            for line in _scheduler_log(runai).splitlines()
+            if "evicting reclaimee tasks" in line and f"<runai-team-a/{victim}-" in line
+            for match in [SESSION.search(ANSI.sub("", line))]
+            if match
+        }
+        query = f'sum(kai_pod_group_evicted_pods_total{{action="reclaim", podgroup=~"pg-{victim}-.*"}})'
+        return any(s.value == gangs[victim] ** 2 * len(sessions) for s in promql.query(PROMETHEUS, query))
+
+    wait_for(counted, 60, f"{victim}'s evictions counted by KAI")
+
+    def conditions() -> dict[str, str]:
+        job = _client(runai).get(Client.path("PyTorchJob", "runai-team-a", victim))
+        return {c["type"]: c["status"] for c in job.get("status", {}).get("conditions", [])}
+
+    state = wait_for(lambda: "Restarting" in conditions() and conditions(), 60, f"{victim} restarting")
+    assert state.get("Failed") != "True", state
+    pytorch_job = _client(runai).get(Client.path("PyTorchJob", "runai-team-a", victim))
+    wait_for(
+        lambda: len(_gang_pods(runai, pytorch_job)) == gangs[victim], 60, f"{victim}'s replicas recreated"
+    )
+    claims = 'count(kube_pod_status_phase{namespace="runai-team-b", pod=~"claim-.*", phase="Running"} == 1)'
+    wait_for(
+        lambda: [s for s in promql.query(PROMETHEUS, claims) if s.value == 16],
+        120,
+        "team-b's 16 claims running",
     )

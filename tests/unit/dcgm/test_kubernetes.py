@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.dcgm.kubernetes import PodInfo, PodResourcesError, read_pod_resources
+from lab.dcgm.kubernetes import PodInfo, PodResourcesError, pod_resources_document, read_pod_resources
 from lab.dcgm.node import EmulatedNode
 
 from .dcgm_testing import parse_line, sample_lines
@@ -113,6 +113,23 @@ def test_class_field_is_read_but_never_a_label(tmp_path: Path) -> None:
         {"n1": {"0": {"pod": "nb", "namespace": "ds", "container": "jupyter", "class": "interactive"}}},
     )
     assert read_pod_resources(path, "n1") == {"0": PodInfo("nb", "ds", "jupyter", "interactive")}
+
+
+def test_workload_field_is_read_and_written_but_never_a_label(
+    tmp_path: Path, make_node: Callable[..., EmulatedNode]
+) -> None:
+    info = PodInfo("gang-worker-0", "runai-team-a", "pytorch", "training", "gang")
+    path = tmp_path / "pods.json"
+    path.write_text(pod_resources_document({"gpu-node-001": {0: info}}))
+    assert read_pod_resources(path, "gpu-node-001") == {"0": info}
+    assert info.pace_keys == ("runai-team-a/gang-worker-0", "workload:runai-team-a/gang")
+    scrape = make_node(gpus=1, kubernetes=True, pod_resources=path).scrape()
+    assert 'pod="gang-worker-0"' in scrape and '"gang"' not in scrape and "workload" not in scrape
+    bad = write_pods(
+        tmp_path / "bad.json", {"n1": {"0": {"pod": "p", "namespace": "n", "container": "c", "workload": 3}}}
+    )
+    with pytest.raises(PodResourcesError, match=r"nodes.n1.0.workload must be a string"):
+        read_pod_resources(bad, "n1")
 
 
 def test_kubernetes_and_hpc_mapping_compose(tmp_path: Path, make_node: Callable[..., EmulatedNode]) -> None:

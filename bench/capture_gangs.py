@@ -24,28 +24,25 @@ import argparse
 import collections
 import json
 import random
-import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lab import contract, versions
+from capture_kube import CAPTURE_DIR, run_lab, scrape_in_container
+
+from lab import contract
 from lab.kube import controlplane, manifests
 from lab.kube.api import Client
 from lab.kube.driver import LONG_RUN_S
-from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
+from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.runai.arrivals import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 EVENTS_PER_KIND = 3
 LOG_LINES = 150
 GANG_GPUS = 8
-
-
-def _lab(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "lab", *args], check=True, capture_output=True, text=True)
 
 
 def _until(what: str, check: Callable[[], bool], timeout_s: float = 180.0) -> None:
@@ -75,32 +72,17 @@ def _running(client: Client, namespace: str, prefix: str) -> int:
     )
 
 
-def _scrape(container: str, port: int) -> str:
-    url = f"http://127.0.0.1:{port}/metrics"
-    code = f"import urllib.request; print(urllib.request.urlopen({url!r}).read().decode(), end='')"
-    return subprocess.run(
-        ["docker", "exec", container, "python3", "-c", code], check=True, capture_output=True, text=True
-    ).stdout
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=PROJECT_ROOT
-        / "captures"
-        / f"runai-kai-{versions.KAI_SCHEDULER_VERSION.lstrip('v')}"
-        / "gangs",
-    )
+    parser.add_argument("--out", type=Path, default=CAPTURE_DIR / "gangs")
     args = parser.parse_args()
     bp = load(BLUEPRINTS_DIR / "runai.yaml")
     state = lab_state_dir(bp.name)
     try:
         print("lab up (baseline, real time)", flush=True)
-        _lab("up", "--blueprint", str(BLUEPRINTS_DIR / "runai.yaml"), "--scenario", "baseline", "-q")
+        run_lab("up", "--blueprint", str(BLUEPRINTS_DIR / "runai.yaml"), "--scenario", "baseline", "-q")
         client = Client(
             state / "kubeconfig", server=f"https://127.0.0.1:{contract.RUNAI_HOST_PORTS['kube-apiserver']}"
         )
@@ -138,7 +120,7 @@ def main() -> int:
         time.sleep(15)  # let the operator's restart and KAI's next sessions land in the record
         _write(args.out, bp, client, state, pending, pending_groups)
     finally:
-        _lab("down", "--lab", bp.name, "--purge")
+        run_lab("down", "--lab", bp.name, "--purge")
     print(f"wrote {args.out}")
     return 0
 
@@ -192,12 +174,12 @@ def _write(
     operator = (logs / "training-operator.log").read_text(errors="replace").splitlines()
     (out / "training-operator.log").write_text("\n".join(operator[:LOG_LINES]) + "\n")
     container = contract.container_name(bp.name, "runai")
-    kai = _scrape(container, controlplane.scheduler_port(0)).splitlines()
+    kai = scrape_in_container(container, controlplane.scheduler_port(0)).splitlines()
     (out / "metrics-kai-scheduler-default-gangs.txt").write_text(
         "\n".join(line for line in kai if line.startswith("#") or "pg-gang-" in line) + "\n"
     )
     (out / "metrics-training-operator.txt").write_text(
-        _scrape(container, controlplane.PORTS["training-operator"])
+        scrape_in_container(container, controlplane.PORTS["training-operator"])
     )
 
 

@@ -27,13 +27,15 @@ from lab.spec.runai_blueprint import load
 SCENARIOS = {"gpu-fault": "20", "quota-exhaustion": "60", "preemption-storm": "60"}
 EVENTS_PER_KIND = 3  # the first of each (reason, source, kind): shape, not volume
 LOG_LINES = 150
+CAPTURE_DIR = PROJECT_ROOT / "captures" / f"runai-kai-{versions.KAI_SCHEDULER_VERSION.lstrip('v')}"
 
 
-def _lab(*args: str) -> None:
+def run_lab(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "lab", *args], check=True, capture_output=True, text=True)
 
 
-def _scrape(container: str, port: int) -> str:
+def scrape_in_container(container: str, port: int) -> str:
+    """The /metrics text of a process in the lab's container, as Prometheus would get it there."""
     url = f"http://127.0.0.1:{port}/metrics"
     code = f"import urllib.request; print(urllib.request.urlopen({url!r}).read().decode(), end='')"
     return subprocess.run(
@@ -48,7 +50,7 @@ def main() -> int:
     parser.add_argument(
         "--out",
         type=Path,
-        default=PROJECT_ROOT / "captures" / f"runai-kai-{versions.KAI_SCHEDULER_VERSION.lstrip('v')}",
+        default=CAPTURE_DIR,
     )
     parser.add_argument(
         "--settle-s", type=float, default=60.0, help="wall seconds each scenario runs before capture"
@@ -61,7 +63,7 @@ def main() -> int:
         for scenario, scale in SCENARIOS.items():
             out = args.out / scenario
             out.mkdir(parents=True, exist_ok=True)
-            _lab(
+            run_lab(
                 "up",
                 "--blueprint",
                 str(BLUEPRINTS_DIR / "runai.yaml"),
@@ -99,10 +101,12 @@ def main() -> int:
             }
             ports["runai-driver"] = contract.RUNAI_API_PORT
             for name, port in ports.items():
-                (out / f"metrics-{name}.txt").write_text(_scrape(container, port), encoding="utf-8")
+                (out / f"metrics-{name}.txt").write_text(
+                    scrape_in_container(container, port), encoding="utf-8"
+                )
             print(f"{scenario}: {sum(kept.values())} events, {len(kept)} kinds -> {out}")
     finally:
-        _lab("down", "--lab", model.name, "--purge")
+        run_lab("down", "--lab", model.name, "--purge")
     return 0
 
 

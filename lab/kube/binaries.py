@@ -246,9 +246,9 @@ def _build_kai(go: str, archive: Path, work: Path, out: Path, progress: Progress
     return seconds
 
 
-def _build_kwok(go: str, out: Path, progress: Progress) -> float:
-    module = f"{versions.KWOK_MODULE}/cmd/kwok@{versions.KWOK_VERSION}"
-    seconds = _go(
+def _go_install(go: str, module: str, out: Path, progress: Progress) -> float:
+    """``go install module@version`` into ``out/bin``, without local paths or symbols."""
+    return _go(
         go,
         ["install", "-trimpath", "-ldflags", "-s -w", module],
         out,
@@ -256,6 +256,10 @@ def _build_kwok(go: str, out: Path, progress: Progress) -> float:
         progress,
         GOBIN=str(out / "bin"),
     )
+
+
+def _build_kwok(go: str, out: Path, progress: Progress) -> float:
+    seconds = _go_install(go, f"{versions.KWOK_MODULE}/cmd/kwok@{versions.KWOK_VERSION}", out, progress)
     tree = _module_dir(go, versions.KWOK_MODULE, versions.KWOK_VERSION, out) / "kustomize" / "stage"
     (out / "stages").mkdir()
     for stage in KWOK_STAGES:
@@ -280,17 +284,8 @@ def _build_ksm(go: str, out: Path, progress: Progress) -> float:
 
 
 def _build_training_operator(go: str, out: Path, progress: Progress) -> float:
-    module = (
-        f"{versions.TRAINING_OPERATOR_MODULE}/cmd/training-operator.v1@{versions.TRAINING_OPERATOR_VERSION}"
-    )
-    seconds = _go(
-        go,
-        ["install", "-trimpath", "-ldflags", "-s -w", module],
-        out,
-        f"go install {module}",
-        progress,
-        GOBIN=str(out / "bin"),
-    )
+    command = f"{versions.TRAINING_OPERATOR_MODULE}/cmd/training-operator.v1"
+    seconds = _go_install(go, f"{command}@{versions.TRAINING_OPERATOR_VERSION}", out, progress)
     (out / "bin" / "training-operator.v1").rename(out / "bin" / TRAINING_OPERATOR)
     base = _module_dir(go, versions.TRAINING_OPERATOR_MODULE, versions.TRAINING_OPERATOR_VERSION, out)
     for manifest in TRAINING_OPERATOR_MANIFESTS:

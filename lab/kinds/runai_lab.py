@@ -60,6 +60,13 @@ def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
     for component in ("kai-binder", "kai-podgrouper", "kai-queuecontroller", "kai-podgroupcontroller"):
         jobs.append(job(component, f"KAI {component[4:]}.", ports[component]))
     jobs.append(
+        job(
+            "training-operator",
+            f"Kubeflow's training operator {versions.TRAINING_OPERATOR_VERSION} (PyTorchJobs).",
+            ports["training-operator"],
+        )
+    )
+    jobs.append(
         {
             "name": "dcgm",
             "why": "dcgm-exporter in Kubernetes mode, one target per node, instance <node>:9400.",

@@ -94,7 +94,10 @@ def test_prometheus_scrapes_every_target(runai: RunaiBlueprint) -> None:
     expected |= {
         (f"kai-{p.name}", f"runai:{controlplane.scheduler_port(i)}") for i, p in enumerate(runai.node_pools)
     }
-    expected |= {(c, f"runai:{ports[c]}") for c in ("kai-binder", "kai-podgrouper", "kai-queuecontroller")}
+    expected |= {
+        (c, f"runai:{ports[c]}")
+        for c in ("kai-binder", "kai-podgrouper", "kai-queuecontroller", "training-operator")
+    }
     expected |= {("dcgm", f"{node}:9400") for node in runai_lab.node_names(runai)}
 
     def healthy() -> set[tuple[str, str]]:

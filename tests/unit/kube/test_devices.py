@@ -49,3 +49,16 @@ def test_the_mapping_is_what_the_dcgm_shim_reads() -> None:
         (0, "pod-a", "ns", "main", "training"),
         (1, "pod-a", "ns", "main", "training"),
     ]
+
+
+def test_the_mapping_names_each_pods_workload_for_the_shims_pace() -> None:
+    devices = DeviceAssigner({"n1": 8, "n2": 8})
+    replicas = [
+        BoundPod(f"u{i}", "ns", f"gang-{role}-0", f"n{i + 1}", 2, "pytorch", "training", "gang")
+        for i, role in enumerate(("master", "worker"))
+    ]
+    devices.assign(replicas)
+    assert {(node, e.pod, e.workload) for node, gpus in devices.mapping().items() for e in gpus.values()} == {
+        ("n1", "gang-master-0", "gang"),
+        ("n2", "gang-worker-0", "gang"),
+    }

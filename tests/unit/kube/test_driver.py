@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lab.capture import signals
 from lab.exposition import parse, parse_samples
-from lab.kube.driver import runai_metrics
+from lab.kube.driver import bound_pods, runai_metrics
 from lab.paths import PROJECT_ROOT
 from lab.runai.sourced_families import RUNAI_FAMILIES
 
@@ -40,3 +40,9 @@ def test_the_running_workload_holds_its_gpu_and_the_pending_one_waits(tmp_path: 
     assert by("runai_allocated_gpu_count_per_workload", "workload_name") == {VICTIM: 1.0}
     assert by("runai_requested_gpus_per_workload", "workload_name") == {VICTIM: 1.0, WAITING: 8.0}
     assert by("runai_allocated_gpu_count_per_gpu", "gpu", NODE) == {str(g): float(g == 0) for g in range(8)}
+
+
+def test_a_bound_pod_carries_its_owner_and_its_container(tmp_path: Path) -> None:
+    cluster = busy(tmp_path)
+    (victim,) = [p for p in bound_pods(cluster.pods) if p.node == NODE]
+    assert (victim.workload, victim.container) == (VICTIM, "main")

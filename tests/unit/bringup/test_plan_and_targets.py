@@ -111,12 +111,13 @@ def test_slurm_scrape_job_only_when_the_exporter_exists(default_data: dict[str, 
     assert [j["name"] for j in render.scrape_jobs(model, slurm_exporter=False)] == ["dcgm"]
 
 
-def test_runai_lab_scrapes_the_driver_ksm_every_kai_component_and_every_node() -> None:
+def test_runai_lab_scrapes_the_driver_ksm_every_kai_component_the_training_operator_and_every_node() -> None:
     model = load_runai(BLUEPRINTS_DIR / "runai.yaml")
     jobs = {job["name"]: job for job in runai_lab.scrape_jobs(model)}
     kai = {"kai-binder", "kai-podgrouper", "kai-queuecontroller", "kai-podgroupcontroller"}
     pools = {f"kai-{pool.name}" for pool in model.node_pools}
-    assert set(jobs) == {"runai", "kube-state-metrics", "dcgm", *pools, *kai}
+    assert set(jobs) == {"runai", "kube-state-metrics", "dcgm", "training-operator", *pools, *kai}
+    assert jobs["training-operator"]["targets"] == [{"address": "runai:8288"}]
     assert jobs["kai-inference"]["targets"] == [{"address": "runai:8181"}]  # the second pool's scheduler
     nodes = runai_lab.node_names(model)
     assert [t["instance"] for t in jobs["dcgm"]["targets"]] == [f"{n}:9400" for n in nodes]

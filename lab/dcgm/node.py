@@ -175,12 +175,13 @@ class EmulatedNode:
                 for key in allocation:
                     pace[key] = min(pace.get(key, 1.0), model.clock_share)
         if self._pace is not None:
-            self._pace.post(self.config.name, pace)
+            self._pace.post(self.config.name, pace)  # the board then answers for this node's keys too
         for index, (profiles, allocation, xid, _) in enumerate(reads):
             if index not in by_gpu:
-                straggle = min((pace.get(key, 1.0) for key in allocation), default=1.0)
                 if self._pace is not None:
-                    straggle = min(straggle, self._pace.share(allocation))
+                    straggle = self._pace.share(allocation)
+                else:
+                    straggle = min((pace.get(key, 1.0) for key in allocation), default=1.0)
                 by_gpu[index] = self.models[index].read(
                     now, profiles, allocation=allocation, injected_xid=xid, straggle=straggle
                 )

@@ -34,7 +34,6 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "ServiceAccount": ("api/v1", "serviceaccounts", True),
     "ConfigMap": ("api/v1", "configmaps", True),
     "Secret": ("api/v1", "secrets", True),
-    "Service": ("api/v1", "services", True),
     "Job": ("apis/batch/v1", "jobs", True),
     "PyTorchJob": ("apis/kubeflow.org/v1", "pytorchjobs", True),
     "ValidatingWebhookConfiguration": (

@@ -203,7 +203,8 @@ class Driver:
             self.dcgm.inject_xid(node, gpu, spec.xid)  # what the shim's XID field then reports
             self.devices.mark_unhealthy(node, gpu)  # the device plugin's health check
             self._fail_container(pod, f"XID {spec.xid} on GPU {gpu}: the CUDA context is lost")
-            owner = next(o for o in meta["ownerReferences"] if o["kind"] in view.WORKLOAD_KINDS)
+            owner = view.workload_owner(pod)
+            assert owner is not None  # the victim's pod, of the Job the driver submitted
             s.fault = Fault(
                 s.victim,
                 owner["uid"],
@@ -315,8 +316,7 @@ def bound_pods(pods: list[Obj]) -> list[BoundPod]:
         if not node or phase in ("Succeeded", "Failed"):
             continue
         annotations = pod["metadata"].get("annotations", {})
-        owners = pod["metadata"].get("ownerReferences", []) or []
-        owner = next((o["name"] for o in owners if o.get("kind") in view.WORKLOAD_KINDS), None)
+        owner = view.workload_owner(pod)
         live.append(
             BoundPod(
                 pod["metadata"]["uid"],
@@ -326,7 +326,7 @@ def bound_pods(pods: list[Obj]) -> list[BoundPod]:
                 view.gpus_of(pod),
                 pod["spec"]["containers"][0]["name"],
                 annotations.get(manifests.DCGM_CLASS_ANNOTATION),
-                owner,
+                owner["name"] if owner else None,
             )
         )
     return live

@@ -32,9 +32,8 @@ FAIL = "pod-container-running-failed.stage.kwok.x-k8s.io"
 DCGM_CLASS_ANNOTATION = "aifactory-lab/dcgm-class"  # lab scheme: the DCGM shim's utilisation class
 IMAGE = "nvcr.io/nvidia/pytorch:24.05-py3"  # never pulled (kwok runs no containers); what a job would name
 FAILED_EXIT_CODE = "1"
-PYTORCH_CONTAINER = (
-    "pytorch"  # the container a PyTorchJob's webhook requires (PyTorchJobDefaultContainerName)
-)
+# The container a PyTorchJob's webhook requires (training-operator PyTorchJobDefaultContainerName).
+PYTORCH_CONTAINER = "pytorch"
 # PyTorchJob replica restart policy: the operator recreates a pod that exited with 128-255 (a signal:
 # KAI's eviction ends a pod with SIGTERM's 143) and fails the job on 1-127 (training-operator docs,
 # "ExitCode" restart policy), as a batch Job's podFailurePolicy does for the lab's single-pod workloads.

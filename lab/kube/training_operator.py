@@ -47,7 +47,9 @@ def webhook_configuration(tag_manifest: str) -> Obj:
     ]
     hooks = [h for h in configuration["webhooks"] if SCHEME + "s" in h["rules"][0]["resources"]]
     if len(hooks) != 1:
-        raise ValueError(f"{tag_manifest[:40]!r}…: expected one webhook for {SCHEME}s, found {len(hooks)}")
+        raise ValueError(
+            f"the tag's webhook manifest: expected one webhook for {SCHEME}s, found {len(hooks)}"
+        )
     (hook,) = hooks
     path = hook["clientConfig"]["service"]["path"]
     hook["clientConfig"] = {"url": f"https://{DNS_NAME}:{WEBHOOK_PORT}{path}"}

@@ -79,13 +79,18 @@ def build(
         node.unhealthy = set(devices.unhealthy.get(name, set()))
     pods_by_job: dict[str, list[Obj]] = {}
     for pod in pods:
-        for owner in pod["metadata"].get("ownerReferences", []) or []:
-            if owner.get("kind") in WORKLOAD_KINDS:
-                pods_by_job.setdefault(owner["uid"], []).append(pod)
+        if (owner := workload_owner(pod)) is not None:
+            pods_by_job.setdefault(owner["uid"], []).append(pod)
     for job in jobs:
         workload = _workload(bp, job, pods_by_job.get(job["metadata"]["uid"], []), devices, at)
         view.workloads[workload.uid] = workload
     return view
+
+
+def workload_owner(pod: Obj) -> Obj | None:
+    """The owner reference of the Job or PyTorchJob a pod belongs to, if any."""
+    owners = pod["metadata"].get("ownerReferences", []) or []
+    return next((o for o in owners if o.get("kind") in WORKLOAD_KINDS), None)
 
 
 def _kind(job: Obj) -> str:

@@ -83,9 +83,7 @@ def main() -> int:
     try:
         print("lab up (baseline, real time)", flush=True)
         run_lab("up", "--blueprint", str(BLUEPRINTS_DIR / "runai.yaml"), "--scenario", "baseline", "-q")
-        client = Client(
-            state / "kubeconfig", server=f"https://127.0.0.1:{contract.RUNAI_HOST_PORTS['kube-apiserver']}"
-        )
+        client = Client(state / "kubeconfig", server=f"https://127.0.0.1:{bp.ports.kube_apiserver}")
         client.create(_workload(bp, "gang-fits", "team-a", 4, GANG_GPUS))
         _until("gang-fits: 4 replicas running", lambda: _running(client, "runai-team-a", "gang-fits-") == 4)
         client.create(_workload(bp, "gang-waits", "team-b", 3, GANG_GPUS))

@@ -131,16 +131,14 @@ def runai_containers(model: RunaiBlueprint, kube_build: str, kube_pki: str) -> l
     (events, logs, pod resources) is the host's."""
     lab = model.name
     return [
-        prometheus_spec(
-            lab, contract.RUNAI_HOST_PORTS["prometheus"], contract.RUNAI_HOST_PORTS["alertmanager"]
-        ),
+        prometheus_spec(lab, model.ports.prometheus, model.ports.alertmanager),
         ContainerSpec(
             lab,
             "runai",
             "runai",
             ports={
-                contract.RUNAI_API_PORT: contract.RUNAI_HOST_PORTS["runai"],
-                contract.KUBE_APISERVER_PORT: contract.RUNAI_HOST_PORTS["kube-apiserver"],
+                contract.RUNAI_API_PORT: model.ports.runai,
+                contract.KUBE_APISERVER_PORT: model.ports.kube_apiserver,
             },
             binds={kube_build: contract.KUBE_BUILD_MOUNT, kube_pki: contract.KUBE_PKI_MOUNT},
             writable_binds={str(lab_state_dir(lab) / "runai"): contract.RUNAI_OUT_MOUNT},

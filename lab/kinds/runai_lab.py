@@ -141,7 +141,7 @@ class RunaiKind:
             ("runai", container_name(model.name, "runai")),
             f"https://127.0.0.1:{contract.KUBE_APISERVER_PORT}",
         )
-        _write_user_kubeconfig(state / "kubeconfig", creds)
+        _write_user_kubeconfig(state / "kubeconfig", creds, model.ports.kube_apiserver)
         web_ui = prometheus_ui.prepare(
             progress, options.prometheus_ui_source, state / prometheus_ui.STATUS_FILE
         )
@@ -171,9 +171,9 @@ class RunaiKind:
         return {**found, **prometheus_ui.facts(lab_state_dir(name))}
 
 
-def _write_user_kubeconfig(path: Path, creds: pki.Credentials) -> None:
+def _write_user_kubeconfig(path: Path, creds: pki.Credentials, port: int) -> None:
     """The administrator's kubeconfig for the user's kubectl, on the host's loopback port (0400)."""
-    server = f"https://127.0.0.1:{contract.RUNAI_HOST_PORTS['kube-apiserver']}"
+    server = f"https://127.0.0.1:{port}"
     text = pki.user_kubeconfig(creds, server)
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return

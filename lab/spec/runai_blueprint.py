@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from lab import contract
 from lab.paths import BLUEPRINTS_DIR
 from lab.spec import strict
 from lab.spec.strict import Strict
@@ -148,6 +149,26 @@ class Scenarios(Strict):
     gpu_fault: GpuFault
 
 
+Port = Annotated[int, Field(ge=1024, le=65535)]
+
+
+class RunaiPorts(Strict):
+    """Host ports, every one published on 127.0.0.1 only: the defaults sit beside a Slurm lab's, and a
+    second Run:ai lab on the same host names its own."""
+
+    runai: Port = contract.RUNAI_HOST_PORTS["runai"]
+    prometheus: Port = contract.RUNAI_HOST_PORTS["prometheus"]
+    alertmanager: Port = contract.RUNAI_HOST_PORTS["alertmanager"]
+    kube_apiserver: Port = contract.RUNAI_HOST_PORTS["kube-apiserver"]
+
+    @model_validator(mode="after")
+    def _distinct(self) -> RunaiPorts:
+        values = list(self.model_dump().values())
+        if len(set(values)) != len(values):
+            raise ValueError(f"two host ports are the same ({values}); give each its own")
+        return self
+
+
 class RunaiBlueprint(Strict):
     kind: Literal["runai"]  # lab/kinds: how `lab up` knows this is a Run:ai lab
     name: Name
@@ -163,6 +184,7 @@ class RunaiBlueprint(Strict):
     workloads: list[WorkloadClass] = Field(min_length=1)
     resources_per_gpu: ResourcesPerGpu
     scenarios: Scenarios
+    ports: RunaiPorts = RunaiPorts()
 
     @model_validator(mode="after")
     def _references_resolve(self) -> RunaiBlueprint:

@@ -6,6 +6,7 @@ on the gpu-fault scenario."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import stat
@@ -31,8 +32,9 @@ from .conftest import delivered, run_lab, silent_panels, unix_time, wait_for
 
 pytestmark = pytest.mark.lab
 
-BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
-PROMETHEUS = f"http://127.0.0.1:{contract.RUNAI_HOST_PORTS['prometheus']}"
+# $LAB_RUNAI_BLUEPRINT: another Run:ai blueprint (its own name and ports) to test beside a running lab.
+BLUEPRINT = Path(os.environ.get("LAB_RUNAI_BLUEPRINT", BLUEPRINTS_DIR / "runai.yaml"))
+PROMETHEUS = f"http://127.0.0.1:{load(BLUEPRINT).ports.prometheus}"
 # Blueprint seconds per wall second. gpu-fault: the XID (at 15 min) comes after 45 s, so Prometheus
 # (15 s interval) scrapes the victim's GPU with its pod label a few times before, as in real time.
 # The other scenarios only need their scripted submissions soon.
@@ -62,7 +64,7 @@ def _client(model: RunaiBlueprint, identity: str = "admin") -> Client:
     path = lab_state_dir(model.name) / (
         "kubeconfig" if identity == "admin" else f"keys/kube/{identity}.kubeconfig"
     )
-    return Client(path, server=f"https://127.0.0.1:{contract.RUNAI_HOST_PORTS['kube-apiserver']}")
+    return Client(path, server=f"https://127.0.0.1:{model.ports.kube_apiserver}")
 
 
 # The driver appends the Events API's events as it reads them; only whole lines count.

@@ -31,6 +31,8 @@ def test_shipped_blueprint_loads() -> None:
     bp = shipped()
     assert sum(p.nodes * p.gpus_per_node for p in bp.node_pools) == 64
     assert {p.name for p in bp.projects} == {"team-a", "team-b", "team-c"}
+    # No ports: in the blueprint, the contract's loopback ports beside a Slurm lab's.
+    assert (bp.ports.prometheus, bp.ports.alertmanager, bp.ports.kube_apiserver) == (9190, 9193, 16443)
 
 
 @pytest.mark.parametrize(
@@ -53,6 +55,8 @@ def test_shipped_blueprint_loads() -> None:
         (lambda d: d["projects"][0]["quotas"].update(gpu_pool={"gpu": 1}), "(top level)", "gpu_pool"),
         (lambda d: d["scenarios"]["gpu_fault"].update(workload_class="nope"), "(top level)", "gpu_fault"),
         (lambda d: d.pop("resources_per_gpu"), "resources_per_gpu", "required field is missing"),
+        (lambda d: d.update(ports={"prometheus": 9190, "runai": 9190}), "ports", "give each its own"),
+        (lambda d: d.update(ports={"prometheus": 80}), "ports.prometheus", "greater than or equal to 1024"),
     ],
 )
 def test_bad_blueprint_names_file_field_and_fix(tmp_path: Path, change: Any, field: str, fix: str) -> None:

@@ -37,7 +37,7 @@ from lab.kube import manifests
 from lab.kube.api import Client
 from lab.kube.driver import LONG_RUN_S
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
-from lab.runai.arrivals import Arrivals
+from lab.runai import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 EVENTS_PER_KIND = 3

@@ -24,8 +24,7 @@ from lab.kube.api import ApiError, Client
 from lab.kube.driver import LONG_RUN_S
 from lab.kube.view import gpus_of
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
-from lab.runai.arrivals import Arrivals
-from lab.runai.joins import walk
+from lab.runai import Arrivals, walk
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 from .conftest import delivered, run_lab, silent_panels, unix_time, wait_for

@@ -58,6 +58,7 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "Queue": ("apis/scheduling.run.ai/v2", "queues", False),
     "PodGroup": ("apis/scheduling.run.ai/v2alpha2", "podgroups", True),
     "BindRequest": ("apis/scheduling.run.ai/v1alpha2", "bindrequests", True),
+    "Topology": ("apis/kai.scheduler/v1alpha1", "topologies", False),
     "Stage": ("apis/kwok.x-k8s.io/v1alpha1", "stages", False),
 }
 
@@ -139,6 +140,11 @@ class Client:
         with self._open(method, path, body, content_type, query) as response:
             data = response.read()
         return json.loads(data) if data else {}
+
+    def get_text(self, path: str) -> str:
+        """A plain-text endpoint, such as the API server's own ``/metrics``."""
+        with self._open("GET", path, None, "text/plain", None) as response:
+            return str(response.read().decode("utf-8"))
 
     def get(self, path: str, **query: str) -> Obj:
         return self.request("GET", path, query=query or None)

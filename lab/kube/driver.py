@@ -47,6 +47,11 @@ log = logging.getLogger("lab.kube.driver")
 LONG_RUN_S = 30 * 86400.0  # scripted borrowers and victims run for the whole scenario
 TICK_S = 1.0  # wall seconds between two looks at the cluster
 TICKS_PER_REPORT = 60  # the log says how long ticks took once a minute
+# The runai_* text is rebuilt every tick while that is cheap; at thousands of workloads one rebuild
+# takes seconds, so the next waits until rebuilding uses at most this share of the driver's time,
+# and at most the lab's scrape interval (Prometheus reads it no more often).
+METRICS_SHARE = 0.2
+METRICS_MAX_WAIT_S = 15.0  # prometheus_scrape_interval
 Obj = dict[str, Any]
 
 
@@ -88,6 +93,7 @@ class Driver:
     metrics: str = ""
     submitted: int = 0
     watched: dict[str, Reflector] = field(default_factory=dict)  # kind → its list-and-watch
+    metrics_due: float = 0.0  # time.monotonic() of the next runai_* rebuild
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -312,8 +318,13 @@ class Driver:
         pods = self.watched["Pod"].items()
         self.play_scenario(t, dt, pods)
         self.assign_devices(pods)
-        jobs = [j for kind in view.WORKLOAD_KINDS for j in self.watched[kind].items()]
-        self.refresh_metrics(jobs, pods)
+        if time.monotonic() >= self.metrics_due:
+            began = time.monotonic()
+            self.refresh_metrics(
+                [j for kind in view.WORKLOAD_KINDS for j in self.watched[kind].items()], pods
+            )
+            spent = time.monotonic() - began
+            self.metrics_due = began + min(METRICS_MAX_WAIT_S, spent / METRICS_SHARE)
         self.copy_events()
         return t
 

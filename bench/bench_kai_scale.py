@@ -361,7 +361,6 @@ def main() -> int:
         )
         time.sleep(args.measure_s)  # the driver's first tick report (once a minute) covers an idle lab
         results["idle"] = measure_driver(client, bp, args.measure_s)
-        namespace = manifests.namespace_of(bp.workload_class("fill").projects[0])
         if "distributed" in cases:
             label_topology(client, bp)
         if "fill" in cases:
@@ -369,7 +368,7 @@ def main() -> int:
             say(json.dumps(results["fill"]))
             results["filled"] = measure_driver(client, bp, args.measure_s)
             say("clearing the fill")
-            clear(client, namespace, ("Job", "Pod"))
+            clear(client, manifests.namespace_of(bp.workload_class("fill").projects[0]), ("Job", "Pod"))
         if "distributed" in cases:
             results["distributed"] = distributed(
                 client, bp, args.distributed_timeout_s, args.operator_timeout_s

@@ -49,6 +49,7 @@ from lab.runai.arrivals import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 POLL_S = 10.0  # KAI's podsPollIntervalSeconds
+CLEAR_TIMEOUT_S = 420.0  # the fill's pods gone before the next case (its pods are told apart anyway)
 CREATORS = 8  # Jobs created at once (KAI's test starts one goroutine per Job)
 LONG_S = 30 * 86400.0  # KAI's pods run `sleep infinity`
 # topology.go / kwok_test.go: levels zone 4, block 8, rack 8; nodesPerDomain 2; names ShortName<i+1>.
@@ -183,7 +184,7 @@ def clear(client: Client, namespace: str, kinds: tuple[str, ...]) -> None:
     """Delete every object of ``kinds`` in the namespace (one collection delete each) and wait."""
     for kind in kinds:
         client.request("DELETE", client.path(kind, namespace), query={"propagationPolicy": "Background"})
-    deadline = time.monotonic() + 900
+    deadline = time.monotonic() + CLEAR_TIMEOUT_S
     while (left := len(pods_of(client, namespace))) and time.monotonic() < deadline:
         say(f"  {left} pods left")
         time.sleep(POLL_S)
@@ -259,7 +260,7 @@ def distributed(
     w = Arrivals(bp, random.Random(11)).make(
         wclass, 0.0, project=project, gpus_per_pod=DISTRIBUTED_GPUS, run_seconds=LONG_S, will_fail=False
     )
-    w.pods_count = DISTRIBUTED_PODS
+    w.pods_count, w.name = DISTRIBUTED_PODS, f"dist-{w.name}"
     job = manifests.pytorch_job(bp, w, 1.0)
     job["metadata"]["annotations"] = {TOPOLOGY_ANNOTATION: TOPOLOGY, PREFERRED_ANNOTATION: LEVELS[2][0]}
     say(
@@ -268,7 +269,13 @@ def distributed(
     created = stamp(client.create(job)["metadata"]["creationTimestamp"])
     shape = "PyTorchJob"
     deadline = time.monotonic() + operator_timeout_s
-    while (made := len(pods_of(client, namespace))) < DISTRIBUTED_PODS and time.monotonic() < deadline:
+
+    def mine(pod: Obj) -> bool:
+        return str(pod["metadata"]["name"]).startswith(f"{w.name}-")
+
+    while (
+        made := sum(map(mine, pods_of(client, namespace)))
+    ) < DISTRIBUTED_PODS and time.monotonic() < deadline:
         say(f"  the training operator made {made} pods")
         time.sleep(POLL_S)
     if made < DISTRIBUTED_PODS:
@@ -276,7 +283,7 @@ def distributed(
         clear(client, namespace, ("PyTorchJob",))
         shape = "PodGroup and bare pods"
         created = podgroup_job(client, bp, w.name, namespace, manifests.job(bp, w, 1.0)["spec"]["template"])
-    pods = wait_scheduled(client, namespace, DISTRIBUTED_PODS, timeout_s, lambda p: True)
+    pods = wait_scheduled(client, namespace, DISTRIBUTED_PODS, timeout_s, mine)
     last_created = last(pods, lambda p: stamp(p["metadata"].get("creationTimestamp")))
     scheduled = last(pods, lambda p: condition_time(p, "PodScheduled"))
     nodes = {n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in client.list_paged("Node")[0]}

@@ -25,6 +25,7 @@ atomically (write a temp file, then rename) so that no scrape loses its pod labe
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,18 +61,35 @@ class PodResourcesError(ValueError):
     """The pod-resources file exists but cannot be used; the scrape answers HTTP 500."""
 
 
-def read_pod_resources(path: Path, node: str) -> PodMap | None:
-    """GPU key -> pod of ``node``; None when the file does not exist (like a missing socket)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise PodResourcesError(f"{path}: cannot read pod resources: {error.strerror}") from error
+# The last parse of each pod-resources file, by the identity of the version read: one file maps every
+# node, and a Run:ai lab's driver reads it once per node, so 500 nodes would parse it 500 times.
+_parsed: dict[Path, tuple[tuple[int, int, int], object]] = {}
+
+
+def _document(path: Path) -> object:
+    with path.open(encoding="utf-8") as stream:
+        info = os.fstat(stream.fileno())
+        version = (info.st_ino, info.st_mtime_ns, info.st_size)  # a rewrite is a new file (renamed in)
+        cached = _parsed.get(path)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        text = stream.read()
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise PodResourcesError(f"{path}: invalid JSON at line {error.lineno}: {error.msg}") from error
+    _parsed[path] = (version, document)
+    return document
+
+
+def read_pod_resources(path: Path, node: str) -> PodMap | None:
+    """GPU key -> pod of ``node``; None when the file does not exist (like a missing socket)."""
+    try:
+        document = _document(path)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise PodResourcesError(f"{path}: cannot read pod resources: {error.strerror}") from error
     nodes = document.get("nodes") if isinstance(document, dict) else None
     if not isinstance(nodes, dict):
         raise PodResourcesError(f'{path}: expected an object {{"nodes": {{...}}}}')

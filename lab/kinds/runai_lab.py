@@ -66,6 +66,8 @@ def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
             ports["training-operator"],
         )
     )
+    if not model.scrape_dcgm:
+        return jobs
     jobs.append(
         {
             "name": "dcgm",

@@ -2,7 +2,10 @@
 
 It speaks to the API server with a kubeconfig's client certificate, verifies the server against the
 lab's CA, and applies objects with server-side apply (``PATCH`` ``application/apply-patch+yaml``,
-field manager ``aifactory-lab``), so applying the same object twice changes nothing.
+field manager ``aifactory-lab``), so applying the same object twice changes nothing. Large kinds are
+read in pages (``limit`` / ``continue``) and followed with a watch (``watch=1`` from a
+``resourceVersion``, with bookmarks): Kubernetes API concepts, "Retrieving large results sets in
+chunks" and "Efficient detection of changes".
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import yaml
 
 FIELD_MANAGER = "aifactory-lab"
 Obj = dict[str, Any]
+Objs = list[Obj]  # spelt once here: inside Client, ``list`` is the verb
 
 # Where each kind this lab writes lives in the API (group/version, plural, namespaced).
 RESOURCES: dict[str, tuple[str, str, bool]] = {
@@ -54,6 +58,7 @@ RESOURCES: dict[str, tuple[str, str, bool]] = {
     "Queue": ("apis/scheduling.run.ai/v2", "queues", False),
     "PodGroup": ("apis/scheduling.run.ai/v2alpha2", "podgroups", True),
     "BindRequest": ("apis/scheduling.run.ai/v1alpha2", "bindrequests", True),
+    "Topology": ("apis/kai.scheduler/v1alpha1", "topologies", False),
     "Stage": ("apis/kwok.x-k8s.io/v1alpha1", "stages", False),
 }
 
@@ -71,7 +76,7 @@ class Client:
         user = config["users"][0]["user"]
         self.server = (server or cluster["server"]).rstrip("/")
         self.timeout_s = timeout_s
-        self.context = ssl.create_default_context(
+        self.context: ssl.SSLContext | None = ssl.create_default_context(
             cadata=base64.b64decode(cluster["certificate-authority-data"]).decode("ascii")
         )
         # ssl loads a client certificate only from files: a private temporary directory, removed at once.
@@ -93,7 +98,37 @@ class Client:
             parts.append(name)
         return "/" + "/".join(parts)
 
+    @classmethod
+    def plain(cls, server: str, timeout_s: float = 30.0) -> Client:
+        """A client of a plain-HTTP server without credentials (the unit tests' fake API server)."""
+        client = cls.__new__(cls)
+        client.server, client.timeout_s, client.context = server.rstrip("/"), timeout_s, None
+        return client
+
     # --- verbs --------------------------------------------------------------------------------
+    def _open(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        content_type: str,
+        query: dict[str, str] | None,
+        timeout_s: float | None = None,
+    ) -> Any:
+        """The open response of one request; an HTTP error status raises :class:`ApiError`."""
+        url = self.server + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        req = urllib.request.Request(url, data=body, method=method)
+        req.add_header("Accept", "application/json")
+        if body is not None:
+            req.add_header("Content-Type", content_type)
+        try:
+            return urllib.request.urlopen(req, context=self.context, timeout=timeout_s or self.timeout_s)
+        except urllib.error.HTTPError as exc:
+            detail = exc.read().decode("utf-8", "replace")
+            with contextlib.suppress(ValueError):
+                detail = json.loads(detail).get("message", detail)
+            raise ApiError(exc.code, f"{method} {path}: {detail}") from None
+
     def request(
         self,
         method: str,
@@ -102,20 +137,14 @@ class Client:
         content_type: str = "application/json",
         query: dict[str, str] | None = None,
     ) -> Obj:
-        url = self.server + path + ("?" + urllib.parse.urlencode(query) if query else "")
-        req = urllib.request.Request(url, data=body, method=method)
-        req.add_header("Accept", "application/json")
-        if body is not None:
-            req.add_header("Content-Type", content_type)
-        try:
-            with urllib.request.urlopen(req, context=self.context, timeout=self.timeout_s) as response:
-                data = response.read()
-        except urllib.error.HTTPError as exc:
-            detail = exc.read().decode("utf-8", "replace")
-            with contextlib.suppress(ValueError):
-                detail = json.loads(detail).get("message", detail)
-            raise ApiError(exc.code, f"{method} {path}: {detail}") from None
+        with self._open(method, path, body, content_type, query) as response:
+            data = response.read()
         return json.loads(data) if data else {}
+
+    def get_text(self, path: str) -> str:
+        """A plain-text endpoint, such as the API server's own ``/metrics``."""
+        with self._open("GET", path, None, "text/plain", None) as response:
+            return str(response.read().decode("utf-8"))
 
     def get(self, path: str, **query: str) -> Obj:
         return self.request("GET", path, query=query or None)
@@ -123,6 +152,52 @@ class Client:
     def list(self, kind: str, namespace: str | None = None, **query: str) -> list[Obj]:
         items: list[Obj] = self.get(self.path(kind, namespace), **query).get("items", [])
         return items
+
+    def list_paged(
+        self, kind: str, namespace: str | None = None, limit: int = 500, **query: str
+    ) -> tuple[Objs, str]:
+        """Every object of a kind, ``limit`` per request, and the list's ``resourceVersion`` (every
+        page is served from one snapshot, so a watch from it misses nothing). A continue token that
+        expired between two pages raises :class:`ApiError` 410; the caller lists again."""
+        items: Objs = []
+        token = ""
+        while True:
+            page = self.get(
+                self.path(kind, namespace),
+                **query,
+                limit=str(limit),
+                **({"continue": token} if token else {}),
+            )
+            items += page.get("items", []) or []
+            meta = page.get("metadata", {})
+            token = meta.get("continue", "")
+            if not token:
+                return items, str(meta.get("resourceVersion", ""))
+
+    def watch(
+        self,
+        kind: str,
+        namespace: str | None = None,
+        resource_version: str = "",
+        timeout_s: int = 300,
+        **query: str,
+    ) -> Iterator[Obj]:
+        """The watch events (``{"type": ..., "object": ...}``) of a kind after ``resource_version``,
+        bookmarks included, until the server ends the watch after ``timeout_s``. An expired
+        resourceVersion comes as HTTP 410 or as an ``ERROR`` event whose Status has code 410."""
+        query = {
+            **query,
+            "watch": "1",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_s),
+            **({"resourceVersion": resource_version} if resource_version else {}),
+        }
+        # The server ends the watch; the socket's timeout only catches a server that went silent.
+        path = self.path(kind, namespace)
+        with self._open("GET", path, None, "application/json", query, timeout_s + self.timeout_s) as response:
+            for line in response:
+                if line.strip():
+                    yield json.loads(line)
 
     def apply(self, obj: Obj) -> Obj:
         """Server-side apply of one object (created when absent, else made to match)."""

@@ -34,6 +34,7 @@ from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
 from lab.kube import controlplane, manifests, view
 from lab.kube.api import ApiError, Client, documents, wait_until
 from lab.kube.devices import BoundPod, DeviceAssigner
+from lab.kube.reflector import Reflector
 from lab.paths import atomic_write
 from lab.runai import Arrivals, ClusterState, DcgmBridge, Workload, poisson, render, runai_samples
 from lab.spec.runai_blueprint import RunaiBlueprint, WorkloadClass
@@ -41,6 +42,12 @@ from lab.spec.runai_blueprint import RunaiBlueprint, WorkloadClass
 log = logging.getLogger("lab.kube.driver")
 LONG_RUN_S = 30 * 86400.0  # scripted borrowers and victims run for the whole scenario
 TICK_S = 1.0  # wall seconds between two looks at the cluster
+TICKS_PER_REPORT = 60  # the log says how long ticks took once a minute
+# The runai_* text is rebuilt every tick while that is cheap; at thousands of workloads one rebuild
+# takes seconds, so the next waits until rebuilding uses at most this share of the driver's time,
+# and at most the lab's scrape interval (Prometheus reads it no more often).
+METRICS_SHARE = 0.2
+METRICS_MAX_WAIT_S = 15.0  # prometheus_scrape_interval
 Obj = dict[str, Any]
 
 
@@ -81,6 +88,8 @@ class Driver:
     lock: threading.Lock = field(default_factory=threading.Lock)
     metrics: str = ""
     submitted: int = 0
+    watched: dict[str, Reflector] = field(default_factory=dict)  # kind → its list-and-watch
+    metrics_due: float = 0.0  # time.monotonic() of the next runai_* rebuild
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -88,7 +97,6 @@ class Driver:
         node_gpus = {n: p.gpus_per_node for p in self.bp.node_pools for n in p.node_names()}
         self.devices = DeviceAssigner(node_gpus)
         self.last_active: dict[tuple[str, int], float] = {}
-        self.events_seen: dict[str, str] = {}
         self.dcgm: DcgmBridge | None = None
 
     # --- clock ----------------------------------------------------------------------------------
@@ -122,14 +130,16 @@ class Driver:
 
         def nodes_ready() -> bool:
             ready = 0
-            for node in self.client.list("Node"):
+            for node in self.client.list_paged("Node")[0]:
                 conditions = node.get("status", {}).get("conditions", []) or []
                 taints = node.get("spec", {}).get("taints", []) or []
                 if any(c["type"] == "Ready" and c["status"] == "True" for c in conditions) and not taints:
                     ready += 1
             return ready == len(self.devices.node_gpus)
 
-        wait_until(nodes_ready, 120, "kwok nodes Ready without taints")
+        # kwok reports a few hundred nodes Ready within seconds; a SuperPOD-scale lab's list is long.
+        nodes = len(self.devices.node_gpus)
+        wait_until(nodes_ready, 120 + nodes / 2, "kwok nodes Ready without taints", interval_s=1.0)
 
     # --- 2. workloads ---------------------------------------------------------------------------
     def submit(self, workload: Workload) -> None:
@@ -265,14 +275,8 @@ class Driver:
 
     # --- 4. signals -----------------------------------------------------------------------------
     def copy_events(self) -> None:
-        lines, seen = [], {}
-        for event in self.client.list("Event"):
-            uid = event["metadata"]["uid"]
-            seen[uid] = event["metadata"].get("resourceVersion", "")
-            if self.events_seen.get(uid) != seen[uid]:
-                lines.append(json.dumps(event, sort_keys=True))
-        # Only what the API server still holds (events expire after an hour): the map stays bounded.
-        self.events_seen = seen
+        """Every event the watch saw added or changed since the last tick, one JSON line each."""
+        lines = [json.dumps(event, sort_keys=True) for event in self.watched["Event"].changes()]
         if lines:
             with (self.out / "events.jsonl").open("a", encoding="utf-8") as stream:
                 stream.write("\n".join(lines) + "\n")
@@ -288,17 +292,35 @@ class Driver:
         with self.lock:
             self.metrics = text
 
+    def watch_cluster(self) -> None:
+        """Start following the lab's pods, workloads and events (one paged list, then a watch each),
+        and wait for their first lists: a tick reads them from memory, whatever the cluster's size."""
+        for kind in ("Pod", *view.WORKLOAD_KINDS):
+            self.watched[kind] = Reflector(self.client, kind, label_selector=manifests.QUEUE_LABEL)
+        self.watched["Event"] = Reflector(self.client, "Event", keep_changes=True)
+        for reflector in self.watched.values():
+            reflector.start()
+        wait_until(
+            lambda: all(r.synced.is_set() for r in self.watched.values()),
+            120,
+            "the first lists of pods, Jobs, PyTorchJobs and events",
+        )
+
     def tick(self, last_t: float) -> float:
         t = self.sim_seconds()
         dt = max(0.0, t - last_t)
         for wclass in self.arrivals.due(dt):
             self.submit(self.arrivals.make(wclass, t))
-        selector = {"labelSelector": manifests.QUEUE_LABEL}
-        pods = self.client.list("Pod", **selector)
+        pods = self.watched["Pod"].items()
         self.play_scenario(t, dt, pods)
         self.assign_devices(pods)
-        jobs = [j for kind in view.WORKLOAD_KINDS for j in self.client.list(kind, **selector)]
-        self.refresh_metrics(jobs, pods)
+        if time.monotonic() >= self.metrics_due:
+            began = time.monotonic()
+            self.refresh_metrics(
+                [j for kind in view.WORKLOAD_KINDS for j in self.watched[kind].items()], pods
+            )
+            spent = time.monotonic() - began
+            self.metrics_due = began + min(METRICS_MAX_WAIT_S, spent / METRICS_SHARE)
         self.copy_events()
         return t
 
@@ -386,12 +408,14 @@ def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
         address_for=dcgm_addresses.__getitem__,
     )
     driver.bootstrap()
+    driver.watch_cluster()
     server = _MetricsServer(driver, address)
     shim = serve_dcgm(list(driver.dcgm.nodes.values()))
     threading.Thread(target=server.serve_forever, name="runai-metrics", daemon=True).start()
     log.info("driving: scenario %s, time scale %s", driver.scenario.name, driver.time_scale)
     atomic_write(driver.out / "driver.json", json.dumps({"started": driver.started}) + "\n", mode=0o644)
     last = 0.0
+    took: list[float] = []
     try:
         while True:
             began = time.monotonic()
@@ -401,10 +425,28 @@ def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
                 log.warning("tick: %s", error)
             except Exception:  # a bug in one look at the cluster must not end the lab's driver
                 log.exception("tick failed")
-            time.sleep(max(0.0, TICK_S - (time.monotonic() - began)))
+            spent = time.monotonic() - began
+            took.append(spent)
+            if len(took) == TICKS_PER_REPORT:
+                _report_ticks(driver, took)
+                took = []
+            time.sleep(max(0.0, TICK_S - spent))
     finally:
         server.shutdown()
         shim.shutdown()
+
+
+def _report_ticks(driver: Driver, took: list[float]) -> None:
+    """How long the last ticks took: a tick longer than TICK_S means the driver falls behind."""
+    log.info(
+        "ticks: %d, mean %.3f s, max %.3f s; %d pods, %d workloads, %d full lists",
+        len(took),
+        sum(took) / len(took),
+        max(took),
+        len(driver.watched["Pod"].items()),
+        sum(len(driver.watched[kind].items()) for kind in view.WORKLOAD_KINDS),
+        sum(r.lists for r in driver.watched.values()),
+    )
 
 
 def _clear_outputs(out: Path) -> None:

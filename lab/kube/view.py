@@ -80,8 +80,9 @@ def build(
     for pod in pods:
         if (owner := workload_owner(pod)) is not None:
             pods_by_job.setdefault(owner["uid"], []).append(pod)
+    held = devices.held()
     for job in jobs:
-        workload = _workload(bp, job, pods_by_job.get(job["metadata"]["uid"], []), devices, at)
+        workload = _workload(bp, job, pods_by_job.get(job["metadata"]["uid"], []), held, at)
         view.workloads[workload.uid] = workload
     return view
 
@@ -105,7 +106,9 @@ def _shape(job: Obj) -> tuple[Obj, int]:
     return job["spec"]["template"], int(job["spec"].get("parallelism", 1))
 
 
-def _workload(bp: RunaiBlueprint, job: Obj, pods: list[Obj], devices: DeviceAssigner, at: float) -> Workload:
+def _workload(
+    bp: RunaiBlueprint, job: Obj, pods: list[Obj], held: dict[str, list[tuple[str, int]]], at: float
+) -> Workload:
     meta = job["metadata"]
     template, pods_count = _shape(job)
     labels = meta.get("labels", {})
@@ -142,7 +145,7 @@ def _workload(bp: RunaiBlueprint, job: Obj, pods: list[Obj], devices: DeviceAssi
     first_start = min((s for s in started if s), default=None)
     for rank, pod in enumerate(sorted(live, key=lambda p: p["metadata"]["name"])):
         phase = PodPhase(pod.get("status", {}).get("phase", "Pending"))
-        held = devices.gpus_of(pod["metadata"]["uid"])
+        gpus = held.get(pod["metadata"]["uid"], [])
         workload.pods.append(
             Pod(
                 pod["metadata"]["name"],
@@ -151,7 +154,7 @@ def _workload(bp: RunaiBlueprint, job: Obj, pods: list[Obj], devices: DeviceAssi
                 timestamp(pod["metadata"].get("creationTimestamp")) or at,
                 phase,
                 pod["spec"].get("nodeName"),
-                tuple(g for _, g in held),
+                tuple(g for _, g in gpus),
                 pod.get("status", {}).get("podIP", ""),
             )
         )

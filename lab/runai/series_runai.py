@@ -8,6 +8,7 @@ workload_id values by concurrent plus recently finished workloads.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Protocol
 
@@ -47,7 +48,23 @@ def runai_samples(cluster: ClusterState) -> Iterator[Sample]:
     yield from _workloads(cluster, cid)
 
 
+def _requested_per_node(cluster: ClusterState) -> dict[str, tuple[float, float]]:
+    """CPU cores and memory bytes the allocated workloads' live pods request, per node (one pass over
+    the workloads: a pass per node costs nodes x workloads, seconds at 500 nodes and 4,000 jobs)."""
+    requested: dict[str, tuple[float, float]] = {}
+    for w in cluster.workloads.values():
+        if w.phase in ALLOCATED:
+            for node, count in Counter(p.node for p in w.live_pods() if p.node).items():
+                cpu, mem = requested.get(node, (0.0, 0.0))
+                requested[node] = (
+                    cpu + count * w.cpu_millis_per_pod / 1000.0,
+                    mem + count * w.memory_bytes_per_pod,
+                )
+    return requested
+
+
 def _gpus_and_nodes(cluster: ClusterState, cid: str) -> Iterator[Sample]:
+    requested = _requested_per_node(cluster)
     for node in cluster.nodes.values():
         base = {"clusterId": cid, "node": node.name}
         node_util = node_used = node_total = 0.0
@@ -78,12 +95,7 @@ def _gpus_and_nodes(cluster: ClusterState, cid: str) -> Iterator[Sample]:
             float(node.gpus - len(node.unhealthy)),
         )
         yield "runai_node_nodepool", labels({"node": node.name, "nodepool": node.pool}), 1.0
-        cpu = mem = 0.0
-        for w in cluster.workloads.values():
-            if w.phase in ALLOCATED:
-                pods = [p for p in w.live_pods() if p.node == node.name]
-                cpu += len(pods) * w.cpu_millis_per_pod / 1000.0
-                mem += len(pods) * w.memory_bytes_per_pod
+        cpu, mem = requested.get(node.name, (0.0, 0.0))
         yield "runai_node_cpu_requested_cores", n, cpu
         yield "runai_node_requested_memory_bytes", n, mem
 

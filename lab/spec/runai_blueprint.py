@@ -37,7 +37,7 @@ class RunaiBlueprintError(ValueError):
 class NodePool(Strict):
     name: Name
     node_prefix: Name
-    nodes: int = Field(ge=1, le=256)
+    nodes: int = Field(ge=1, le=512)  # KAI's own scale test runs 500 kwok nodes (512 with topology)
     gpus_per_node: int = Field(ge=1, le=16)
     cpu_cores_per_node: int = Field(ge=1, le=1024)
     memory_bytes_per_node: int = Field(ge=1 << 30)
@@ -185,6 +185,9 @@ class RunaiBlueprint(Strict):
     resources_per_gpu: ResourcesPerGpu
     scenarios: Scenarios
     ports: RunaiPorts = RunaiPorts()
+    # Prometheus scrapes one DCGM target per node (dcgm-exporter runs on every GPU node). A scale
+    # lab on a small host may leave them out: the driver still serves them, nothing scrapes them.
+    scrape_dcgm: bool = True
 
     @model_validator(mode="after")
     def _references_resolve(self) -> RunaiBlueprint:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from lab.dcgm import kubernetes
 from lab.dcgm.kubernetes import PodInfo, PodResourcesError, pod_resources_document, read_pod_resources
 from lab.dcgm.node import EmulatedNode
 
@@ -141,3 +142,22 @@ def test_kubernetes_and_hpc_mapping_compose(tmp_path: Path, make_node: Callable[
     node = make_node(gpus=1, kubernetes=True, pod_resources=pods, mapping_dir=tmp_path / "map")
     keys = [k for k, _ in labels_by_gpu(node.scrape(), "DCGM_FI_DEV_GPU_UTIL")["0"]]
     assert keys[-4:] == ["container", "hpc_job", "namespace", "pod"]
+
+
+def test_one_version_of_the_file_is_parsed_once_for_every_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Run:ai lab's 500 nodes read the one file; a new version (written and renamed in) is read anew."""
+    path = tmp_path / "pods.json"
+    entry = {"pod": "p", "namespace": "n", "container": "c"}
+    write_pods(path, {f"n{i}": {"0": entry} for i in range(3)})
+    parsed: list[str] = []
+    loads = kubernetes.json.loads
+    monkeypatch.setattr(kubernetes.json, "loads", lambda text: parsed.append(text) or loads(text))
+    assert [read_pod_resources(path, f"n{i}") for i in range(3)] == [{"0": PodInfo("p", "n", "c")}] * 3
+    assert len(parsed) == 1
+    replaced = tmp_path / "next.json"
+    write_pods(replaced, {"n0": {"1": entry}})
+    replaced.rename(path)
+    assert read_pod_resources(path, "n0") == {"1": PodInfo("p", "n", "c")}
+    assert len(parsed) == 2

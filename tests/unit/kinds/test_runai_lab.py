@@ -4,7 +4,7 @@ prometheus role's variables, Alertmanager published on 127.0.0.1, the alerts dir
 from lab import contract
 from lab.bringup import container_specs
 from lab.kinds import runai_lab
-from lab.paths import BLUEPRINTS_DIR
+from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT
 from lab.spec import runai_blueprint
 
 
@@ -35,3 +35,18 @@ def test_a_second_runai_lab_publishes_the_ports_its_blueprint_names() -> None:
     ports = {spec.role: spec.ports for spec in container_specs.runai_containers(model, "/build", "/pki")}
     assert ports["prometheus"] == {contract.PROMETHEUS_PORT: 19190, contract.ALERTMANAGER_PORT: 19193}
     assert ports["runai"] == {contract.RUNAI_API_PORT: 19590, contract.KUBE_APISERVER_PORT: 26443}
+
+
+def test_a_blueprint_may_leave_the_dcgm_targets_unscraped() -> None:
+    model = runai_blueprint.load(BLUEPRINTS_DIR / "runai.yaml")
+    names = [job["name"] for job in runai_lab.scrape_jobs(model)]
+    unscraped = [
+        job["name"] for job in runai_lab.scrape_jobs(model.model_copy(update={"scrape_dcgm": False}))
+    ]
+    assert "dcgm" in names and unscraped == [name for name in names if name != "dcgm"]
+
+
+def test_the_scale_bench_blueprint_is_kais_cluster() -> None:
+    model = runai_blueprint.load(PROJECT_ROOT / "bench" / "blueprints" / "runai-scale.yaml")
+    (pool,) = model.node_pools
+    assert (pool.nodes, pool.gpus_per_node, model.scrape_dcgm) == (500, 8, False)

@@ -62,3 +62,9 @@ def test_the_mapping_names_each_pods_workload_for_the_shims_pace() -> None:
         ("n1", "gang-master-0", "gang"),
         ("n2", "gang-worker-0", "gang"),
     }
+
+
+def test_what_every_pod_holds_in_one_pass_is_what_each_holds() -> None:
+    devices = DeviceAssigner({"n1": 8, "n2": 8})
+    devices.assign([pod("a", "n2", 2), pod("b", "n1", 3), pod("c", "n2", 1)])
+    assert devices.held() == {uid: devices.gpus_of(uid) for uid in ("a", "b", "c")}

@@ -9,6 +9,7 @@ sees is what Prometheus stored, not a re-run.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ class SnapshotError(ValueError):
 class Panel:
     title: str
     series: str  # the capture's file stem: dcgm-sm-clock → dcgm-sm-clock.json
-    match: Mapping[str, str]  # label → value, every one must equal
+    match: Mapping[str, str]  # label → a regular expression its value must match in full, as PromQL's =~
     legend: tuple[str, ...]  # the labels that tell the lines apart
     unit: str
 
@@ -138,7 +139,7 @@ def load_series(capture: Path, panel: Panel) -> list[tuple[str, list[tuple[float
     chosen = []
     for entry in document:
         labels = entry["metric"]
-        if all(labels.get(key) == value for key, value in panel.match.items()):
+        if all(re.fullmatch(pattern, labels.get(key, "")) for key, pattern in panel.match.items()):
             legend = ", ".join(f"{key}={labels[key]}" for key in panel.legend if key in labels)
             chosen.append((legend, [(float(t), float(v)) for t, v in entry["values"]]))
     if not chosen:

@@ -41,3 +41,17 @@ def test_a_panel_that_matches_nothing_names_the_file_and_the_labels(tmp_path: Pa
 
 def test_evaluations_become_spans_split_at_gaps() -> None:
     assert snapshot._runs([0.0, 15.0, 30.0, 120.0]) == [(0.0, 45.0), (120.0, 135.0)]
+
+
+def test_a_panel_matches_label_values_as_promql_regular_expressions(tmp_path: Path) -> None:
+    pods = ["journey-throttle-master-0", "journey-throttle-worker-0", "train-00001-ftgr7"]
+    document = [{"metric": {"pod": pod, "gpu": "0"}, "values": [[1.0, "1980"]]} for pod in pods]
+    (tmp_path / "dcgm-sm-clock.json").write_text(json.dumps(document))
+    panel = Panel("clocks", "dcgm-sm-clock", {"pod": "journey-throttle-.*"}, ("pod",), "MHz")
+    assert [legend for legend, _ in snapshot.load_series(tmp_path, panel)] == [
+        "pod=journey-throttle-master-0",
+        "pod=journey-throttle-worker-0",
+    ]
+    whole = Panel("clocks", "dcgm-sm-clock", {"pod": "journey-throttle"}, ("pod",), "MHz")
+    with pytest.raises(SnapshotError):
+        snapshot.load_series(tmp_path, whole)  # in full, as =~: a prefix alone matches nothing

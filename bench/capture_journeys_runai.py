@@ -2,16 +2,19 @@
 rule, walk and snapshot read, the alert states, and the Kubernetes events and KAI log lines of the
 workload the journey touched. The sibling of bench/capture_journeys.py (same files, same format).
 
-    python3 bench/capture_journeys_runai.py gpu-fault [--blueprint B] [--out DIR] [--hold-s 120]
+    python3 bench/capture_journeys_runai.py gpu-fault [--blueprint B] [--out DIR] [--hold-s 120] \
+        [--time-scale 5]
     python3 bench/capture_journeys_runai.py throttled [--blueprint B] [--out DIR] [--hold-s 60]
 
-gpu-fault brings the blueprint's lab up afresh on the gpu-fault scenario (time scale 20, as
-tests/lab/test_runai.py runs it), waits for RunaiWorkloadGPUFault to fire, holds --hold-s more (the
-latch keeps the pod after the pod is gone) and captures. throttled runs on that lab, as the lab test
-does: a PyTorchJob of two 2-GPU replicas in team-a, a busy minute, `lab fault throttle … power-brake`
-on the master's second GPU; it waits for RunaiGPUSlowerThanItsWorkload to fire, holds, captures, clears
-the brake and deletes the workload. Writes only under --out (default
-captures/journeys-runai-kai-<KAI version>/<journey>/); the lab stays up.
+gpu-fault brings the blueprint's lab up afresh on the gpu-fault scenario, waits for
+RunaiWorkloadGPUFault to fire, holds --hold-s more (the latch keeps the pod after the pod is gone) and
+captures. Its time scale is 5 by default: the scenario's XID comes 15 blueprint minutes in, 3 wall
+minutes at 5, so Prometheus scrapes the victim's GPU with its pod for a while before (at the lab tests'
+20 it may be once). throttled runs on that lab, as the lab test does: a PyTorchJob of two 2-GPU
+replicas in team-a, a busy minute, `lab fault throttle … power-brake` on the master's second GPU; it
+waits for RunaiGPUSlowerThanItsWorkload to fire, holds, captures, clears the brake and deletes the
+workload. Writes only under --out (default captures/journeys-runai-kai-<KAI version>/<journey>/); the
+lab stays up.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from lab.runai.arrivals import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 CAPTURE_DIR = PROJECT_ROOT / "captures" / f"journeys-runai-kai-{versions.KAI_SCHEDULER_VERSION.lstrip('v')}"
-TIME_SCALE = "20"  # blueprint seconds per wall second: the gpu-fault scenario's XID comes 45 s after up
+TIME_SCALE = "20"  # blueprint seconds per wall second of the throttled workload, as the lab test runs it
 REQUESTED = 'runai_requested_gpus_per_workload{{workload_name="{workload}"}}'
 # The series each journey's rule, walk and snapshot read; {nodes} is the journey's nodes as a regex.
 SELECTORS = {
@@ -98,17 +101,20 @@ def _held_gpus(out: Path, namespace: str, prefix: str) -> dict[tuple[str, str], 
     return {key: sorted(gpus) for key, gpus in held.items()}
 
 
-def gpu_fault(model: RunaiBlueprint, blueprint: Path, prometheus: str, hold_s: float) -> dict[str, Any]:
+def gpu_fault(
+    model: RunaiBlueprint, blueprint: Path, prometheus: str, hold_s: float, time_scale: str
+) -> dict[str, Any]:
     """The gpu-fault scenario from a fresh lab; the journey's facts once its alert has held ``hold_s``."""
     _lab("down", "--lab", model.name, "--purge")
     start = time.time()
-    _lab("up", "--blueprint", str(blueprint), "--scenario", "gpu-fault", "--time-scale", TIME_SCALE, "-q")
+    _lab("up", "--blueprint", str(blueprint), "--scenario", "gpu-fault", "--time-scale", time_scale, "-q")
     path = lab_state_dir(model.name) / "runai" / "fault.json"
     fault = _wait(lambda: path.exists() and json.loads(path.read_text()), 300, "the XID on the victim's GPU")
     _wait(lambda: _firing(prometheus, ALERT["gpu-fault"]), 180, f"{ALERT['gpu-fault']} firing")
     time.sleep(hold_s)  # a capture, not a test: the window's length is the point
     return {
         "start": start,
+        "time_scale": time_scale,
         "fault_at": fault["at"],
         "workload": fault["workload"],
         "namespace": fault["namespace"],
@@ -163,6 +169,7 @@ def throttled(model: RunaiBlueprint, prometheus: str, hold_s: float) -> dict[str
     return {
         "start": start,
         "fault_at": fault_at,
+        "time_scale": TIME_SCALE,
         "workload": THROTTLED,
         "workload_id": job["metadata"]["uid"],
         "namespace": namespace,
@@ -195,12 +202,14 @@ def main() -> int:
     parser.add_argument("--blueprint", type=Path, default=BLUEPRINTS_DIR / "runai.yaml")
     parser.add_argument("--out", type=Path, help="default: captures/journeys-runai-kai-<version>/<journey>")
     parser.add_argument("--hold-s", type=float, help="seconds the alert fires before the capture")
+    parser.add_argument("--time-scale", default="5", help="gpu-fault: blueprint seconds per wall second")
     args = parser.parse_args()
     model = load(args.blueprint)
     prometheus = f"http://127.0.0.1:{model.ports.prometheus}"
     out = args.out or CAPTURE_DIR / args.journey
     if args.journey == "gpu-fault":
-        facts = gpu_fault(model, args.blueprint, prometheus, 120.0 if args.hold_s is None else args.hold_s)
+        hold_s = 120.0 if args.hold_s is None else args.hold_s
+        facts = gpu_fault(model, args.blueprint, prometheus, hold_s, args.time_scale)
     else:
         facts = throttled(model, prometheus, 60.0 if args.hold_s is None else args.hold_s)
     end = time.time()

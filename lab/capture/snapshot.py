@@ -242,7 +242,7 @@ def render(snapshot: Snapshot, out: Path, captures: Path = CAPTURES) -> Path:
     # The date goes into the label: the formatter's offset text would sit on top of it.
     formatter = ConciseDateFormatter(locator, show_offset=False)  # type: ignore[no-untyped-call]
     axes[-1].xaxis.set_major_formatter(formatter)
-    day = num2date(axes[-1].get_xlim()[0]).date()
+    day = num2date(axes[-1].get_xlim()[0]).date()  # type: ignore[no-untyped-call]
     axes[-1].set_xlabel(f"time (UTC) on {day}, as Prometheus stored it: captures/{snapshot.capture}/")
     figure.suptitle(snapshot.title, fontsize="large")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -82,6 +82,43 @@ SHIPPED = (
         fault=(1796294025.0, "fault: XID 79 on GPU 3"),  # 10:33:45, the capture's README
     ),
     Snapshot(
+        "gpu-fault-runai",
+        "journeys-runai-kai-0.13.0/gpu-fault",
+        "Failed job, GPU fault: XID 79 on dgx-001 GPU 0 under workload train-00001 (RunaiWorkloadGPUFault)",
+        {"alertname": "RunaiWorkloadGPUFault", "Hostname": "dgx-001", "gpu": "0"},
+        (
+            Panel(
+                "GPU utilisation of pod train-00001-dbw9g's GPU",
+                "dcgm-gpu-util",
+                {"Hostname": "dgx-001", "pod": "train-00001-dbw9g"},
+                ("gpu",),
+                "%",
+            ),
+            Panel(
+                "last XID of GPU 0 (a gauge: the code, not a count)",
+                "dcgm-xid-errors",
+                {"Hostname": "dgx-001", "gpu": "0"},
+                ("err_code", "pod"),
+                "XID",
+            ),
+            Panel(
+                "phase of pod train-00001-dbw9g (kube_pod_status_phase)",
+                "kube-pod-status-phase",
+                {"pod": "train-00001-dbw9g", "phase": "Running|Failed"},
+                ("phase",),
+                "1 = in",
+            ),
+            Panel(
+                "healthy GPUs of dgx-001 (runai_gpu_count_per_node)",
+                "runai-gpu-count-per-node",
+                {"node": "dgx-001"},
+                ("node",),
+                "GPUs",
+            ),
+        ),
+        fault=(1796516220.1, "fault: XID 79 on GPU 0"),  # 00:17:00.1, the capture's window.json
+    ),
+    Snapshot(
         "throttled-slurm",
         "journeys-throttle-slurm-24.11.5",
         "Slow job, throttled GPU: power brake on dgx-004 GPU 1 under job 3 (GPUSlowerThanItsJob)",

@@ -52,6 +52,17 @@ LOGS = {  # container role → files searched for the job ids and the node
 }
 
 
+def store_series(prometheus: str, selectors: dict[str, str], start: float, end: float, out: Path) -> None:
+    """Write each selector's raw samples from ``start`` to ``end`` to ``out/<file>.json`` (Prometheus'
+    range selector evaluated at ``end``: every sample as scraped, no step, no lookback)."""
+    window = f"{int(end - start) + 1}s"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, selector in selectors.items():
+        series = promql.raw_range(prometheus, f"{selector}[{window}]", end)
+        (out / f"{name}.json").write_text(json.dumps(series, indent=1) + "\n", encoding="utf-8")
+        print(f"{name}: {len(series)} series", file=sys.stderr)
+
+
 def _exec(container: str, *argv: str) -> str:
     done = subprocess.run(["docker", "exec", container, *argv], capture_output=True, text=True, check=False)
     return done.stdout
@@ -71,12 +82,8 @@ def main() -> int:
     blueprint = load(PROJECT_ROOT / "blueprints" / "default.yaml")
     prometheus = f"http://127.0.0.1:{blueprint.ports.prometheus}"
     end = time.time()
-    window = f"{int(end - args.start) + 1}s"
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name, selector in SELECTORS.items():
-        series = promql.raw_range(prometheus, f"{selector.format(node=args.node[0])}[{window}]", end)
-        (args.out / f"{name}.json").write_text(json.dumps(series, indent=1) + "\n", encoding="utf-8")
-        print(f"{name}: {len(series)} series", file=sys.stderr)
+    selectors = {name: selector.format(node=args.node[0]) for name, selector in SELECTORS.items()}
+    store_series(prometheus, selectors, args.start, end, args.out)
 
     jobs = [f"JobId={j}( |$)|job_id={j} |job {j}( |$)|\\[{j}\\.|JOB {j} |job={j} " for j in args.job]
     pattern = "|".join([*jobs, *(f"node {n} |node={n} " for n in args.node)])

@@ -9,6 +9,7 @@ sees is what Prometheus stored, not a re-run.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ class SnapshotError(ValueError):
 class Panel:
     title: str
     series: str  # the capture's file stem: dcgm-sm-clock → dcgm-sm-clock.json
-    match: Mapping[str, str]  # label → value, every one must equal
+    match: Mapping[str, str]  # label → a regular expression its value must match in full, as PromQL's =~
     legend: tuple[str, ...]  # the labels that tell the lines apart
     unit: str
 
@@ -45,6 +46,7 @@ class Snapshot:
     alert: Mapping[str, str]  # the ALERTS series of the journey's alert (alertname and its labels)
     panels: tuple[Panel, ...]
     window: tuple[float, float] | None = None  # Unix seconds; None: the capture's whole window
+    fault: tuple[float, str] | None = None  # when the journey's fault went in (Unix seconds), and what it was
 
 
 SHIPPED = (
@@ -77,6 +79,44 @@ SHIPPED = (
             ),
         ),
         window=(1796293950.0, 1796294250.0),  # 10:32:30-10:37:30 UTC, job 28's part of the capture
+        fault=(1796294025.0, "fault: XID 79 on GPU 3"),  # 10:33:45, the capture's README
+    ),
+    Snapshot(
+        "gpu-fault-runai",
+        "journeys-runai-kai-0.13.0/gpu-fault",
+        "Failed job, GPU fault: XID 79 on dgx-001 GPU 0 under workload train-00001 (RunaiWorkloadGPUFault)",
+        {"alertname": "RunaiWorkloadGPUFault", "Hostname": "dgx-001", "gpu": "0"},
+        (
+            Panel(
+                "GPU utilisation of pod train-00001-dbw9g's GPU",
+                "dcgm-gpu-util",
+                {"Hostname": "dgx-001", "pod": "train-00001-dbw9g"},
+                ("gpu",),
+                "%",
+            ),
+            Panel(
+                "last XID of GPU 0 (a gauge: the code, not a count)",
+                "dcgm-xid-errors",
+                {"Hostname": "dgx-001", "gpu": "0"},
+                ("err_code", "pod"),
+                "XID",
+            ),
+            Panel(
+                "phase of pod train-00001-dbw9g (kube_pod_status_phase)",
+                "kube-pod-status-phase",
+                {"pod": "train-00001-dbw9g", "phase": "Running|Failed"},
+                ("phase",),
+                "1 = in",
+            ),
+            Panel(
+                "healthy GPUs of dgx-001 (runai_gpu_count_per_node)",
+                "runai-gpu-count-per-node",
+                {"node": "dgx-001"},
+                ("node",),
+                "GPUs",
+            ),
+        ),
+        fault=(1796516220.1, "fault: XID 79 on GPU 0"),  # 00:17:00.1, the capture's window.json
     ),
     Snapshot(
         "throttled-slurm",
@@ -106,6 +146,38 @@ SHIPPED = (
                 "W",
             ),
         ),
+        fault=(1796360866.0, "fault: power brake on GPU 1"),  # 05:07:46, the capture's README
+    ),
+    Snapshot(
+        "throttled-runai",
+        "journeys-runai-kai-0.13.0/throttled",
+        "Slow job, throttled GPU: power brake on dgx-001 GPU 3 of workload journey-throttle "
+        "(RunaiGPUSlowerThanItsWorkload)",
+        {"alertname": "RunaiGPUSlowerThanItsWorkload", "Hostname": "dgx-001", "gpu": "3"},
+        (
+            Panel(
+                "SM clock of journey-throttle's GPUs (master and worker)",
+                "dcgm-sm-clock",
+                {"namespace": "runai-team-a", "pod": "journey-throttle-.*"},
+                ("pod", "gpu"),
+                "MHz",
+            ),
+            Panel(
+                "tensor-pipe activity of journey-throttle's GPUs",
+                "dcgm-pipe-tensor-active",
+                {"namespace": "runai-team-a", "pod": "journey-throttle-.*"},
+                ("pod", "gpu"),
+                "ratio",
+            ),
+            Panel(
+                "power of journey-throttle's GPUs",
+                "dcgm-power-usage",
+                {"namespace": "runai-team-a", "pod": "journey-throttle-.*"},
+                ("pod", "gpu"),
+                "W",
+            ),
+        ),
+        fault=(1796515748.8, "fault: power brake on GPU 3"),  # 00:09:08.8, the capture's window.json
     ),
     Snapshot(
         "starved-slurm",
@@ -138,7 +210,7 @@ def load_series(capture: Path, panel: Panel) -> list[tuple[str, list[tuple[float
     chosen = []
     for entry in document:
         labels = entry["metric"]
-        if all(labels.get(key) == value for key, value in panel.match.items()):
+        if all(re.fullmatch(pattern, labels.get(key, "")) for key, pattern in panel.match.items()):
             legend = ", ".join(f"{key}={labels[key]}" for key in panel.legend if key in labels)
             chosen.append((legend, [(float(t), float(v)) for t, v in entry["values"]]))
     if not chosen:
@@ -173,7 +245,7 @@ def _runs(times: Sequence[float]) -> list[tuple[float, float]]:
 
 def render(snapshot: Snapshot, out: Path, captures: Path = CAPTURES) -> Path:
     """Draw ``snapshot`` to ``out`` (a temporary name renamed into place)."""
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, num2date
     from matplotlib.figure import Figure
 
     capture = captures / snapshot.capture
@@ -187,6 +259,9 @@ def render(snapshot: Snapshot, out: Path, captures: Path = CAPTURES) -> Path:
             if shown:
                 ax.plot([_when(t) for t, _ in shown], [v for _, v in shown], drawstyle="steps-post",
                         linewidth=1.2, label=legend or panel.series)  # fmt: skip
+        if snapshot.fault and low <= snapshot.fault[0] <= high:
+            when, what = snapshot.fault
+            ax.axvline(_when(when), color="black", linestyle="--", linewidth=1.0, label=what)
         for state, (colour, alpha) in _SHADE.items():
             for index, (start, end) in enumerate(spans[state]):
                 if end >= low and start <= high:
@@ -201,8 +276,11 @@ def render(snapshot: Snapshot, out: Path, captures: Path = CAPTURES) -> Path:
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
     locator = AutoDateLocator()  # type: ignore[no-untyped-call]
     axes[-1].xaxis.set_major_locator(locator)
-    axes[-1].xaxis.set_major_formatter(ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
-    axes[-1].set_xlabel(f"time (UTC), as Prometheus stored it: captures/{snapshot.capture}/")
+    # The date goes into the label: the formatter's offset text would sit on top of it.
+    formatter = ConciseDateFormatter(locator, show_offset=False)  # type: ignore[no-untyped-call]
+    axes[-1].xaxis.set_major_formatter(formatter)
+    day = num2date(axes[-1].get_xlim()[0]).date()  # type: ignore[no-untyped-call]
+    axes[-1].set_xlabel(f"time (UTC) on {day}, as Prometheus stored it: captures/{snapshot.capture}/")
     figure.suptitle(snapshot.title, fontsize="large")
     out.parent.mkdir(parents=True, exist_ok=True)
     temporary = out.with_name(f".{out.name}.tmp")

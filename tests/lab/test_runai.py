@@ -223,6 +223,8 @@ def test_gpu_fault_journey_alert_names_the_workload_project_node_and_gpu_and_rea
     assert scheduled and f"to node {fault['node']}" in scheduled[0]["message"], scheduled
     binder = (_out(runai) / "logs" / "kai-binder.log").read_text(errors="replace")
     assert any(fault["pod"] in line and "Binding pod" in line for line in binder.splitlines())
+    # The journey's dashboard: every panel answers while the XID is in.
+    assert not silent_panels(PROMETHEUS, "journey-failed-job-gpu-fault-runai.json")
 
 
 def test_gpu_fault_fails_the_job_by_its_pod_failure_policy(runai: RunaiBlueprint) -> None:

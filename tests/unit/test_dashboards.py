@@ -18,8 +18,9 @@ DASHBOARDS = ANSIBLE_DIR / "roles" / "prometheus" / "files" / "dashboards"
 RULES = ANSIBLE_DIR / "roles" / "prometheus" / "files" / "rules"
 FILES = sorted(DASHBOARDS.glob("*.json"))
 SERIES = re.compile(
-    r"\b(DCGM_[A-Z0-9_]+|slurm_[a-z0-9_]+|kai_[a-z0-9_]+|runai_[a-z0-9_]+|[a-z_]+:[a-z0-9_:]+)\b"
+    r"\b(DCGM_[A-Z0-9_]+|slurm_[a-z0-9_]+|kai_[a-z0-9_]+|runai_[a-z0-9_]+|kube_[a-z0-9_]+|[a-z_]+:[a-z0-9_:]+)\b"
 )
+BRACES = re.compile(r"`([a-z_]*)\{([a-z0-9_,]+)\}([a-z_]*)`")  # `kai_queue_allocated_{gpus,cpu_cores}`
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -29,7 +30,9 @@ def _load(path: Path) -> dict[str, Any]:
 
 def test_there_is_a_dashboard_per_journey_the_lab_tests() -> None:
     assert [p.name for p in FILES] == [
+        "journey-failed-job-gpu-fault-runai.json",
         "journey-failed-job-gpu-fault.json",
+        "journey-slow-job-starved-runai.json",
         "journey-slow-job-starved.json",
         "journey-slow-job-throttled-gpu-runai.json",
         "journey-slow-job-throttled-gpu.json",
@@ -53,6 +56,11 @@ def test_every_panel_queries_through_the_datasource_variable_with_defined_variab
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
 def test_every_series_a_panel_names_is_documented_or_recorded(path: Path) -> None:
     documented = "".join(p.read_text() for p in (PROJECT_ROOT / "signals").glob("*.md"))
+    documented += " ".join(
+        f"`{head}{alternative}{tail}`"
+        for head, alternatives, tail in BRACES.findall(documented)
+        for alternative in alternatives.split(",")
+    )
     recorded = "".join(p.read_text() for p in RULES.glob("*.yml"))
     for panel in _load(path)["panels"]:
         for target in panel["targets"]:

@@ -41,3 +41,55 @@ def test_a_panel_that_matches_nothing_names_the_file_and_the_labels(tmp_path: Pa
 
 def test_evaluations_become_spans_split_at_gaps() -> None:
     assert snapshot._runs([0.0, 15.0, 30.0, 120.0]) == [(0.0, 45.0), (120.0, 135.0)]
+
+
+def test_a_panel_matches_label_values_as_promql_regular_expressions(tmp_path: Path) -> None:
+    pods = ["journey-throttle-master-0", "journey-throttle-worker-0", "train-00001-ftgr7"]
+    document = [{"metric": {"pod": pod, "gpu": "0"}, "values": [[1.0, "1980"]]} for pod in pods]
+    (tmp_path / "dcgm-sm-clock.json").write_text(json.dumps(document))
+    panel = Panel("clocks", "dcgm-sm-clock", {"pod": "journey-throttle-.*"}, ("pod",), "MHz")
+    assert [legend for legend, _ in snapshot.load_series(tmp_path, panel)] == [
+        "pod=journey-throttle-master-0",
+        "pod=journey-throttle-worker-0",
+    ]
+    whole = Panel("clocks", "dcgm-sm-clock", {"pod": "journey-throttle"}, ("pod",), "MHz")
+    with pytest.raises(SnapshotError):
+        snapshot.load_series(tmp_path, whole)  # in full, as =~: a prefix alone matches nothing
+
+
+def _shipped(name: str) -> Snapshot:
+    return next(shot for shot in SHIPPED if shot.name == name)
+
+
+def test_the_runai_throttled_snapshot_shows_only_the_braked_gpu_slow_while_the_alert_fires() -> None:
+    """Its caption: the braked GPU at 990 MHz, its peers on both replicas at 1980 when they compute."""
+    shot = _shipped("throttled-runai")
+    capture = snapshot.CAPTURES / shot.capture
+    firing = snapshot.alert_spans(capture, shot.alert)["firing"]
+    highest: dict[str, float] = {}
+    for legend, samples in snapshot.load_series(capture, shot.panels[0]):
+        during = [v for t, v in samples if any(start <= t <= end for start, end in firing)]
+        highest[legend] = max(during)
+    assert highest == {
+        "pod=journey-throttle-master-0, gpu=2": 1980.0,
+        "pod=journey-throttle-master-0, gpu=3": 990.0,
+        "pod=journey-throttle-worker-0, gpu=4": 1980.0,
+        "pod=journey-throttle-worker-0, gpu=5": 1980.0,
+    }
+
+
+def test_the_runai_gpu_fault_snapshot_shows_the_pod_gone_from_its_gpu_before_the_alert_fires() -> None:
+    """Its caption: the pod's series end before the first XID sample, which has no pod; the alert
+    fires after that from the latch; the node counts one healthy GPU fewer."""
+    shot = _shipped("gpu-fault-runai")
+    capture = snapshot.CAPTURES / shot.capture
+    ((_, held),) = snapshot.load_series(capture, shot.panels[0])
+    xids = dict(snapshot.load_series(capture, shot.panels[1]))
+    first_xid = xids["err_code=79"][0][0]
+    assert held[-1][0] < first_xid and all(
+        value == 0 for _, value in xids["err_code=0, pod=train-00001-dbw9g"]
+    )
+    (firing,) = snapshot.alert_spans(capture, shot.alert)["firing"]
+    assert first_xid <= firing[0]
+    ((_, healthy),) = snapshot.load_series(capture, shot.panels[3])
+    assert [value for moment, value in healthy if moment < first_xid][-1] == 8 and healthy[-1][1] == 7

@@ -35,6 +35,8 @@ from lab.kube import controlplane, manifests, view
 from lab.kube.api import ApiError, Client, documents, wait_until
 from lab.kube.devices import BoundPod, DeviceAssigner
 from lab.paths import atomic_write
+from lab.runai.api.routes import RestApi
+from lab.runai.api.server import serve as serve_rest
 from lab.runai.arrivals import Arrivals, poisson
 from lab.runai.cluster_state import Workload
 from lab.runai.dcgm_bridge import DcgmBridge
@@ -85,6 +87,7 @@ class Driver:
     lock: threading.Lock = field(default_factory=threading.Lock)
     metrics: str = ""
     submitted: int = 0
+    rest: RestApi | None = None  # the Run:ai REST API, fed every look at the cluster and every scrape
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -288,9 +291,12 @@ class Driver:
         for key, stat in stats.items():
             if stat.util_pct > 0:
                 self.last_active[key] = now
-        text = runai_metrics(view.build(self.bp, now, jobs, pods, self.devices, stats, self.last_active))
+        cluster = view.build(self.bp, now, jobs, pods, self.devices, stats, self.last_active)
+        text = runai_metrics(cluster)
         with self.lock:
             self.metrics = text
+            if self.rest is not None:
+                self.rest.observe(cluster)
 
     def tick(self, last_t: float) -> float:
         t = self.sim_seconds()
@@ -346,8 +352,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.split("?")[0] == "/metrics":
-            with self.server.driver.lock:
-                body = self.server.driver.metrics.encode()
+            driver = self.server.driver
+            with driver.lock:
+                body = driver.metrics.encode()
+                if driver.rest is not None:
+                    driver.rest.scraped(time.time())
             self._send(200, PROMETHEUS_TEXT_CONTENT_TYPE, body)
         elif self.path == "/health":
             self._send(200, "text/plain; charset=utf-8", b"OK")
@@ -371,8 +380,10 @@ class _MetricsServer(ListeningHTTPServer):
         super().__init__(address, _Handler)
 
 
-def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
-    """Bootstrap, then tick until killed."""
+def drive(
+    driver: Driver, address: str, dcgm_addresses: dict[str, str], rest_address: str | None = None
+) -> None:
+    """Bootstrap, then tick until killed; the REST API listens on ``rest_address`` when it has one."""
     wait_until(driver.client.ready, 300, "kube-apiserver /readyz")
     wait_until(lambda: _listable(driver.client, "Queue"), 300, "KAI's Queue CRD")
     # A PyTorchJob is admitted only through the operator's webhook: the operator must be ready first.
@@ -393,6 +404,7 @@ def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
     server = _MetricsServer(driver, address)
     shim = serve_dcgm(list(driver.dcgm.nodes.values()))
     threading.Thread(target=server.serve_forever, name="runai-metrics", daemon=True).start()
+    rest = serve_rest(driver.rest, rest_address) if driver.rest is not None and rest_address else None
     log.info("driving: scenario %s, time scale %s", driver.scenario.name, driver.time_scale)
     atomic_write(driver.out / "driver.json", json.dumps({"started": driver.started}) + "\n", mode=0o644)
     last = 0.0
@@ -409,6 +421,8 @@ def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
     finally:
         server.shutdown()
         shim.shutdown()
+        if rest is not None:
+            rest.shutdown()
 
 
 def _clear_outputs(out: Path) -> None:

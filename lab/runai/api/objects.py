@@ -16,22 +16,6 @@ from lab.runai.api.params import Filter, bad_request, iso, iso_time
 from lab.runai.cluster_state import ALLOCATED, CONTAINER, Pod, PodPhase, Workload
 
 Obj = dict[str, Any]
-# The WorkloadsFilter fields the lab can read of its workloads (the pattern's other fields are PENDING).
-FILTER_FIELDS = (
-    "type",
-    "name",
-    "clusterId",
-    "projectId",
-    "projectName",
-    "departmentId",
-    "departmentName",
-    "createdAt",
-    "submittedBy",
-    "phase",
-    "completedAt",
-    "nodepool",
-    "allocatedGPU",
-)
 _DATES = ("createdAt", "completedAt")
 
 

@@ -124,20 +124,11 @@ WORKLOADS_SORT_BY = (
     "idleGpus",
     "idleAllocatedGpus",
 )
-WORKLOADS_SORT_SERVED = (
-    "type",
-    "name",
-    "clusterId",
-    "projectId",
-    "projectName",
-    "departmentId",
-    "departmentName",
-    "createdAt",
-    "submittedBy",
-    "phase",
-    "completedAt",
-    "nodepool",
-    "allocatedGPU",
+# The fields the lab keeps of its workloads, for sortBy and filterBy (no deletions, frameworks or idleness).
+WORKLOAD_FIELDS_SERVED = tuple(
+    f
+    for f in WORKLOADS_SORT_BY
+    if f not in ("deletedAt", "distributedFramework", "idleGpus", "idleAllocatedGpus")
 )
 SORT_ORDERS = ("asc", "desc")
 # WorkloadsFilter's pattern: field-name, operator, value; the operators in its description's words.

@@ -200,43 +200,58 @@ def _workload_metrics(api: RestApi, cluster: ClusterState, query: Query, path: M
     return api.measurements(measures.workload_scope(w.uid), types, query)
 
 
-@_route(r"/api/v1/nodes/telemetry")
-def _node_telemetry(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
-    kind = params.telemetry_type(query, reference.NODE_TELEMETRY_TYPES, reference.NODE_TELEMETRY_SERVED)
-    group_by = params.group_by(query, reference.NODE_GROUP_BY)
-    rows = telemetry.node_rows(cluster, params.single(query, "nodepoolName"))
-    return telemetry.response(kind, cluster.now(), rows if _filter_cluster(cluster, query) else [], group_by)
+Rows = Callable[[ClusterState, str | None, str | None], list[telemetry.Row]]
 
 
-@_route(r"/api/v1/workloads/telemetry")
-def _workload_telemetry(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
-    types = reference.WORKLOAD_TELEMETRY_TYPES
-    kind = params.telemetry_type(query, types, types)
-    group_by = params.group_by(query, reference.WORKLOAD_GROUP_BY)
-    rows = telemetry.workload_rows(
-        cluster, params.single(query, "nodepoolName"), params.single(query, "departmentId")
-    )
-    return telemetry.response(kind, cluster.now(), rows if _filter_cluster(cluster, query) else [], group_by)
+def _telemetry_route(
+    types: tuple[tuple[str, ...], tuple[str, ...]],
+    group_by_fields: tuple[str, ...],
+    pool_parameter: str,
+    rows: Rows,
+) -> Handler:
+    """A telemetry path: its type and groups checked, its rows filtered by cluster, then node pool and
+    department (``rows`` takes the cluster, the node pool and the department)."""
+
+    def handler(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+        kind = params.telemetry_type(query, *types)
+        group_by = params.group_by(query, group_by_fields)
+        found = []
+        if _filter_cluster(cluster, query):
+            found = rows(cluster, params.single(query, pool_parameter), params.single(query, "departmentId"))
+        return telemetry.response(kind, cluster.now(), found, group_by)
+
+    return handler
 
 
-@_route(r"/api/v1/org-unit/projects/telemetry")
-def _project_telemetry(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
-    kind = params.telemetry_type(query, reference.ORG_TELEMETRY_TYPES, reference.ORG_TELEMETRY_SERVED)
-    group_by = params.group_by(query, reference.PROJECT_GROUP_BY)
-    rows = telemetry.project_rows(
-        cluster, params.single(query, "nodepoolId"), params.single(query, "departmentId")
-    )
-    return telemetry.response(kind, cluster.now(), rows if _filter_cluster(cluster, query) else [], group_by)
-
-
-@_route(r"/api/v1/org-unit/departments/telemetry")
-def _department_telemetry(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
-    kind = params.telemetry_type(query, reference.ORG_TELEMETRY_TYPES, reference.ORG_TELEMETRY_SERVED)
-    group_by = params.group_by(query, reference.DEPARTMENT_GROUP_BY)
-    rows = telemetry.department_rows(
-        cluster, params.single(query, "nodepoolName"), params.single(query, "departmentId")
-    )
-    return telemetry.response(kind, cluster.now(), rows if _filter_cluster(cluster, query) else [], group_by)
+_ORG_TYPES = (reference.ORG_TELEMETRY_TYPES, reference.ORG_TELEMETRY_SERVED)
+# Path → telemetry types, groupBy fields, the node-pool filter's name, the rows (nodes take no departmentId).
+for _path, _handler in {
+    r"/api/v1/nodes/telemetry": _telemetry_route(
+        (reference.NODE_TELEMETRY_TYPES, reference.NODE_TELEMETRY_SERVED),
+        reference.NODE_GROUP_BY,
+        "nodepoolName",
+        lambda cluster, pool, _: telemetry.node_rows(cluster, pool),
+    ),
+    r"/api/v1/workloads/telemetry": _telemetry_route(
+        (reference.WORKLOAD_TELEMETRY_TYPES, reference.WORKLOAD_TELEMETRY_TYPES),
+        reference.WORKLOAD_GROUP_BY,
+        "nodepoolName",
+        telemetry.workload_rows,
+    ),
+    r"/api/v1/org-unit/projects/telemetry": _telemetry_route(
+        _ORG_TYPES,
+        reference.PROJECT_GROUP_BY,
+        "nodepoolId",
+        lambda cluster, pool, department: telemetry.queue_rows(cluster, pool, department, projects=True),
+    ),
+    r"/api/v1/org-unit/departments/telemetry": _telemetry_route(
+        _ORG_TYPES,
+        reference.DEPARTMENT_GROUP_BY,
+        "nodepoolName",
+        lambda cluster, pool, department: telemetry.queue_rows(cluster, pool, department, projects=False),
+    ),
+}.items():
+    _route(_path)(_handler)
 
 
 def _page(query: Query) -> tuple[int, int]:
@@ -248,9 +263,9 @@ def _page(query: Query) -> tuple[int, int]:
 @_route(r"/api/v1/workloads")
 def _workloads(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
     offset, limit = _page(query)
-    sort_by = params.choice(query, "sortBy", reference.WORKLOADS_SORT_BY, reference.WORKLOADS_SORT_SERVED)
+    sort_by = params.choice(query, "sortBy", reference.WORKLOADS_SORT_BY, reference.WORKLOAD_FIELDS_SERVED)
     order = params.choice(query, "sortOrder", reference.SORT_ORDERS, reference.SORT_ORDERS) or "asc"
-    terms = params.filters(query, objects.FILTER_FIELDS)
+    terms = params.filters(query, reference.WORKLOAD_FIELDS_SERVED)
     # The lab keeps no record of deleted workloads: deleted=true lists none.
     workloads = [] if params.boolean(query, "deleted") else list(cluster.workloads.values())
     search = params.single(query, "search")

@@ -88,22 +88,16 @@ def workload_rows(cluster: ClusterState, pool: str | None, department: str | Non
     return rows
 
 
-def project_rows(cluster: ClusterState, pool: str | None, department: str | None) -> list[Row]:
+def queue_rows(cluster: ClusterState, pool: str | None, department: str | None, projects: bool) -> list[Row]:
+    """Project queues (groups ClusterId, NodepoolId, ParentId; ``department`` filters by parent) or
+    department queues (group CLUSTER_ID; ``department`` filters by name), one row per node pool."""
     cid, name = cluster.bp.cluster_id, cluster.bp.name
-    return [
-        Row(
-            {"ClusterId": (cid, name), "NodepoolId": (r.pool, r.pool), "ParentId": (r.parent, r.parent)},
-            r.values,
-        )
-        for r in measures.project_rows(cluster)
-        if (pool is None or r.pool == pool) and (department is None or r.parent == department)
-    ]
-
-
-def department_rows(cluster: ClusterState, pool: str | None, department: str | None) -> list[Row]:
-    cid, name = cluster.bp.cluster_id, cluster.bp.name
-    return [
-        Row({"CLUSTER_ID": (cid, name)}, r.values)
-        for r in measures.department_rows(cluster)
-        if (pool is None or r.pool == pool) and (department is None or r.name == department)
-    ]
+    rows = measures.project_rows(cluster) if projects else measures.department_rows(cluster)
+    found = []
+    for r in rows:
+        owner = r.parent if projects else r.name
+        if (pool is not None and r.pool != pool) or (department is not None and owner != department):
+            continue
+        groups = {"ClusterId": (cid, name), "NodepoolId": (r.pool, r.pool), "ParentId": (r.parent, r.parent)}
+        found.append(Row(groups if projects else {"CLUSTER_ID": (cid, name)}, r.values))
+    return found

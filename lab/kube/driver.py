@@ -423,6 +423,7 @@ def drive(
         shim.shutdown()
         if rest is not None:
             rest.shutdown()
+            rest.server_close()
 
 
 def _clear_outputs(out: Path) -> None:

@@ -7,6 +7,7 @@ that state (``series_runai``, rendered by ``expfmt``), and the bridge of GPUs to
 (``dcgm_bridge``). Run:ai's own control plane is proprietary, so its families are emulated at a pinned
 docs version and carry only names those docs confirm (``signals/runai.md``, the table in
 :mod:`lab.runai.sourced_families`). ``joins`` is the documented PromQL walk over the lab's series.
+``api`` serves the control plane's Metrics and Telemetry API (reference 2.20) from the same state.
 """
 
 RUNAI_DOCS_VERSION = "2.18"  # run-ai/docs docs/developer/metrics/metrics.md, 2.17/2.18 generation

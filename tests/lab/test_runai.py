@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import docker
 import pytest
 
 from lab import contract, promql, versions
@@ -741,8 +742,6 @@ def _groups(body: dict[str, Any]) -> dict[str, float]:
 
 
 def test_the_run_ai_api_is_on_loopback_only_and_its_credentials_are_private(runai: RunaiBlueprint) -> None:
-    import docker
-
     container = docker.from_env().containers.get(contract.container_name(runai.name, "runai"))
     bindings = container.attrs["NetworkSettings"]["Ports"][f"{contract.RUNAI_REST_PORT}/tcp"]
     assert bindings and {b["HostIp"] for b in bindings} == {"127.0.0.1"}, bindings

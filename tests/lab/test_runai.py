@@ -730,7 +730,18 @@ def _by(query: str, label: str) -> dict[str, float]:
 
 def _last_driver_scrape() -> float:
     """When Prometheus last scraped the driver: API samples 1 s after it are that scrape's values."""
-    return _one(f'timestamp(up{{job="runai", instance="runai:{contract.RUNAI_API_PORT}"}})')
+    query = f'timestamp(up{{job="runai", instance="runai:{contract.RUNAI_API_PORT}"}} == 1)'
+    found = wait_for(lambda: promql.query(PROMETHEUS, query), 60, "a scrape of the driver")
+    assert isinstance(found, list)
+    return float(found[0].value)
+
+
+def _running_workload(model: RunaiBlueprint) -> str:
+    """The id of a Running workload, once there is one."""
+    path = "/api/v1/workloads?filterBy=phase==Running&sortBy=createdAt&limit=1"
+    found = wait_for(lambda: _rest_get(model, path)["workloads"], 180, "a Running workload")
+    assert isinstance(found, list)
+    return str(found[0]["id"])
 
 
 def _stamp(at: float) -> str:
@@ -815,20 +826,23 @@ def test_cluster_and_node_pool_metrics_are_prometheus_values_at_the_same_instant
 
 
 def test_metrics_over_a_window_are_the_series_at_every_sample(runai: RunaiBlueprint) -> None:
-    scraped = _last_driver_scrape()
-    # Four samples, each 7 s after one of the last four scrapes (Prometheus scrapes every 15 s).
-    start, end = scraped - 53.0, scraped - 8.0
-    window = f"start={_stamp(start)}&end={_stamp(end)}&numberOfSamples=4"
-    body = _rest_get(runai, f"/api/v1/clusters/{runai.cluster_id}/metrics?metricType=ALLOCATED_GPU&{window}")
-    values = body["measurements"][0]["values"]
-    assert len(values) == 4
+    def four_samples() -> list[dict[str, str]]:
+        # Four samples, each 7 s after one of the last four scrapes (Prometheus scrapes every 15 s);
+        # a driver scraped fewer than four times yet has fewer.
+        scraped = _last_driver_scrape()
+        window = f"start={_stamp(scraped - 53.0)}&end={_stamp(scraped - 8.0)}&numberOfSamples=4"
+        path = f"/api/v1/clusters/{runai.cluster_id}/metrics?metricType=ALLOCATED_GPU&{window}"
+        values: list[dict[str, str]] = _rest_get(runai, path)["measurements"][0]["values"]
+        return values if len(values) == 4 else []
+
+    values = wait_for(four_samples, 90, "four scrapes of the driver")
+    assert isinstance(values, list)
     for sample in values:
         at = unix_time(sample["timestamp"])
         assert float(sample["value"]) == _one("sum(runai_allocated_gpu_count_per_node)", at), sample
     # A running workload's own metrics, against its series at the same instant.
-    running = _rest_get(runai, "/api/v1/workloads?filterBy=phase==Running&limit=1")["workloads"]
-    assert running, "no Running workload to measure"
-    uid, at = running[0]["id"], _last_driver_scrape() + 1.0
+    uid = _running_workload(runai)
+    at = _last_driver_scrape() + 1.0
     window = f"start={_stamp(at)}&end={_stamp(at)}&numberOfSamples=1"
     body = _rest_get(
         runai, f"/api/v1/workloads/{uid}/metrics?metricType=GPU_ALLOCATION,CPU_REQUEST_CORES&{window}"
@@ -937,11 +951,7 @@ def test_workloads_one_workload_and_its_pods_are_the_api_servers_objects(runai: 
         return {w["id"] for w in listed()} == objects
 
     wait_for(same, 60, "the workloads list equal to the Jobs and PyTorchJobs in the API server")
-    running = _rest_get(runai, "/api/v1/workloads?filterBy=phase==Running&sortBy=createdAt&limit=1")[
-        "workloads"
-    ]
-    assert running, "no Running workload"
-    uid = running[0]["id"]
+    uid = _running_workload(runai)
     one = _rest_get(runai, f"/api/v1/workloads/{uid}")
     assert one["clusterId"] == runai.cluster_id and one["phase"] == "Running"
     kind = "Job" if one["requestedPods"]["number"] == 1 else "PyTorchJob"

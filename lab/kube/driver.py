@@ -35,8 +35,8 @@ from lab.kube import controlplane, manifests, view
 from lab.kube.api import ApiError, Client, documents, wait_until
 from lab.kube.devices import BoundPod, DeviceAssigner
 from lab.paths import atomic_write
+from lab.runai.api.rest_server import serve as serve_rest
 from lab.runai.api.routes import RestApi
-from lab.runai.api.server import serve as serve_rest
 from lab.runai.arrivals import Arrivals, poisson
 from lab.runai.cluster_state import Workload
 from lab.runai.dcgm_bridge import DcgmBridge

@@ -6,7 +6,7 @@ path, parameter, enum value and field served is listed with its source in ``sign
 
 Data flow: the driver's view of the API server (:mod:`lab.kube.view`) → ``measures`` (values, pure) →
 ``history`` (kept per Prometheus scrape step) → ``routes`` (parameters from ``params``, objects from
-``objects``, telemetry from ``telemetry``, bearer tokens from ``auth``) → ``server`` (HTTP).
+``objects``, telemetry from ``telemetry``, bearer tokens from ``auth``) → ``rest_server`` (HTTP).
 """
 
 RUNAI_API_VERSION = "2.20"  # runapy tag v1.220.0 (info.version 2.2, a YAML float of 2.20)

@@ -1,4 +1,4 @@
-"""The lab's Run:ai API: a request in, an answer out (no sockets; :mod:`lab.runai.api.server` serves it).
+"""The lab's Run:ai API: a request in, an answer out (no sockets; :mod:`lab.runai.api.rest_server` serves it).
 
 The driver hands every look at the cluster to :meth:`RestApi.observe` and every scrape of its
 ``/metrics`` to :meth:`RestApi.scraped`; telemetry and objects come from the latest look, metrics over

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from lab.runai.api import auth
+from lab.runai.api.rest_server import RestServer, serve
 from lab.runai.api.routes import RestApi
-from lab.runai.api.server import RestServer, serve
 
 from ...kube.api_objects import busy
 

@@ -355,7 +355,8 @@ class _Handler(BaseHTTPRequestHandler):
             driver = self.server.driver
             with driver.lock:
                 body = driver.metrics.encode()
-                if driver.rest is not None:
+                # Prometheus' own scrapes (it sends this header) are what the REST API's metrics keep.
+                if driver.rest is not None and self.headers.get("X-Prometheus-Scrape-Timeout-Seconds"):
                     driver.rest.scraped(time.time())
             self._send(200, PROMETHEUS_TEXT_CONTENT_TYPE, body)
         elif self.path == "/health":

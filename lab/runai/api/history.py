@@ -1,6 +1,8 @@
 """The metric history behind ``start``, ``end`` and ``numberOfSamples``: one snapshot of every scope's
-values per scrape of the driver's ``/metrics``, so the API's samples are the values the lab's Prometheus
-stored at the same instants (Run:ai's control plane likewise reads its metrics from Prometheus).
+values per Prometheus scrape of the driver's ``/metrics`` (a request carrying Prometheus'
+``X-Prometheus-Scrape-Timeout-Seconds`` header), so the API's samples are the values the lab's
+Prometheus stored at the same instants (Run:ai's control plane likewise reads its metrics from
+Prometheus).
 
 Sampling follows Prometheus' instant lookup: a sample at ``t`` is the latest snapshot at or before
 ``t`` and no older than the lookback window; a time with no such snapshot has no sample.

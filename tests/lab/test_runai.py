@@ -798,11 +798,22 @@ def test_the_run_ai_api_answers_bad_parameters_with_the_documented_400(runai: Ru
         assert status == 400 and body["code"] == 400 and words in body["message"], (path, body)
 
 
+def _scrape_after_kube_state_metrics(model: RunaiBlueprint) -> float:
+    """A driver scrape after kube-state-metrics' node series are in Prometheus (a new lab's first
+    scrapes come before them)."""
+    nodes = len(runai_lab.node_names(model))
+    capacity = 'count(kube_node_status_capacity{resource="nvidia_com_gpu"})'
+    wait_for(lambda: [s for s in promql.query(PROMETHEUS, capacity) if s.value == nodes], 60, "node series")
+    seen = time.time()
+    after = wait_for(lambda: (s := _last_driver_scrape()) > seen and s, 60, "a scrape after them")
+    assert isinstance(after, float)
+    return after
+
+
 def test_cluster_and_node_pool_metrics_are_prometheus_values_at_the_same_instant(
     runai: RunaiBlueprint,
 ) -> None:
-    scraped = _last_driver_scrape()
-    at = scraped + 1.0  # between this scrape and the next (15 s)
+    at = _scrape_after_kube_state_metrics(runai) + 1.0  # between this scrape and the next (15 s)
     window = f"start={_stamp(at)}&end={_stamp(at)}&numberOfSamples=1"
     types = "TOTAL_GPU_NODES,TOTAL_GPU,GPU_QUOTA,ALLOCATED_GPU,GPU_UTILIZATION"
     body = _rest_get(runai, f"/api/v1/clusters/{runai.cluster_id}/metrics?metricType={types}&{window}")

@@ -851,13 +851,17 @@ def test_metrics_over_a_window_are_the_series_at_every_sample(runai: RunaiBluepr
     for sample in values:
         at = unix_time(sample["timestamp"])
         assert float(sample["value"]) == _one("sum(runai_allocated_gpu_count_per_node)", at), sample
+
     # A running workload's own metrics, against its series at the same instant.
-    uid = _running_workload(runai)
-    seen = time.time()
-    # The first scrape after the workload was seen Running holds its series (a Job never goes).
-    after = wait_for(lambda: (s := _last_driver_scrape()) > seen and s, 60, "a scrape after the look")
-    assert isinstance(after, float)
-    at = after + 1.0
+    # A workload holding GPUs at one scrape, by its series; then its API metrics at that instant.
+    def allocated_at() -> tuple[float, str] | None:
+        at = _last_driver_scrape() + 1.0
+        found = promql.query(PROMETHEUS, "runai_allocated_gpu_count_per_workload > 0", at)
+        return (at, found[0].labels["workload_id"]) if found else None
+
+    picked = wait_for(allocated_at, 180, "a workload holding GPUs")
+    assert isinstance(picked, tuple)
+    at, uid = picked
     window = f"start={_stamp(at)}&end={_stamp(at)}&numberOfSamples=1"
     body = _rest_get(
         runai,
@@ -868,7 +872,6 @@ def test_metrics_over_a_window_are_the_series_at_every_sample(runai: RunaiBluepr
     def series(query: str) -> list[float]:
         return [s.value for s in promql.query(PROMETHEUS, query, at)]
 
-    assert api["GPU_ALLOCATION"], "the workload held no GPUs at the scrape after it ran"
     assert api == {
         "GPU_ALLOCATION": series(f'runai_allocated_gpu_count_per_workload{{workload_id="{uid}"}}'),
         "CPU_REQUEST_CORES": series(f'runai_active_job_cpu_requested_cores{{job_uuid="{uid}"}}'),

@@ -20,8 +20,7 @@ from lab.kube.api import Obj
 from lab.kube.devices import DeviceAssigner
 from lab.kube.driver import bound_pods, runai_metrics
 from lab.paths import PROJECT_ROOT
-from lab.runai.arrivals import Arrivals
-from lab.runai.dcgm_bridge import DcgmBridge
+from lab.runai import Arrivals, DcgmBridge
 from lab.spec.runai_blueprint import load
 
 STAMP = "2026-12-06T00:00:00Z"

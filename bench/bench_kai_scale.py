@@ -45,7 +45,7 @@ from lab.contract import container_name
 from lab.kube import manifests, view
 from lab.kube.api import ApiError, Client, Obj
 from lab.paths import PROJECT_ROOT, lab_state_dir
-from lab.runai.arrivals import Arrivals
+from lab.runai import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 POLL_S = 10.0  # KAI's podsPollIntervalSeconds

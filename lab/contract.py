@@ -25,6 +25,8 @@ ALERT_RECEIVER_PORT = 9095
 SLURM_EXPORTER_PORT = 9341  # the exporter's default :9341, Prometheus' registered Slurm exporter port
 DCGM_EXPORTER_PORT = 9400  # dcgm-exporter's default listen port (:9400)
 RUNAI_API_PORT = 9590  # the Run:ai driver's runai_* /metrics (docs/runai.md)
+# The driver's Run:ai REST API (Metrics and Telemetry, lab/runai/api), beside its /metrics port.
+RUNAI_REST_PORT = 9589
 RUNAI_DCGM_FIRST_PORT = 9591  # node i of a Run:ai blueprint serves its DCGM target on 9591 + i
 KUBE_APISERVER_PORT = 6443  # kube-apiserver's --secure-port default, in the Run:ai lab's container
 
@@ -70,6 +72,7 @@ RUNAI_HOST_PORTS = {
     "prometheus": 9190,
     "alertmanager": 9193,
     "kube-apiserver": 16443,
+    "runai-rest": RUNAI_REST_PORT,
 }
 
 # Mounts and hand-over paths.
@@ -87,6 +90,8 @@ ALERTS_MOUNT = "/var/lib/aifactory-lab/alerts"
 ALERTS_FILE = "notifications.jsonl"  # under ALERTS_MOUNT
 KUBE_BUILD_MOUNT = "/opt/kube"  # host → Run:ai container, read-only: bin/, stages/, kai/ (lab.kube.binaries)
 KUBE_PKI_MOUNT = "/etc/kubernetes/pki"  # host → Run:ai container, read-only: the lab's certificates
+# Host → Run:ai container, read-only: the REST API's application credentials and token signing key.
+RUNAI_REST_KEYS_MOUNT = "/etc/aifactory-lab/runai-rest"
 JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
 # Host → Slurm containers, read-only: slurm.conf, gres.conf and cgroup.conf, rendered once per lab. The
 # images link /etc/slurm/<file> here, so every daemon and client finds them at Debian's usual path.
@@ -108,6 +113,7 @@ SERVICE_BY_PORT = {
     ALERTMANAGER_PORT: "alertmanager",
     SLURM_EXPORTER_PORT: "slurm_exporter",
     RUNAI_API_PORT: "runai",
+    RUNAI_REST_PORT: "runai-rest",
     KUBE_APISERVER_PORT: "kube-apiserver",
 }
 
@@ -172,11 +178,13 @@ def ansible_vars() -> dict[str, Any]:
                 "slurm_exporter": SLURM_EXPORTER_PORT,
                 "dcgm_exporter": DCGM_EXPORTER_PORT,
                 "runai_api": RUNAI_API_PORT,
+                "runai_rest": RUNAI_REST_PORT,
                 "runai_dcgm_first": RUNAI_DCGM_FIRST_PORT,
             },
             "mounts": {
                 "shared": SHARED_MOUNT,
                 "runai_out": RUNAI_OUT_MOUNT,
+                "runai_rest_keys": RUNAI_REST_KEYS_MOUNT,
                 "alerts": ALERTS_MOUNT,
                 "slurm_config": SLURM_CONFIG_MOUNT,
             },

@@ -125,7 +125,9 @@ def machines(specs: list[ContainerSpec], ssh_binds: dict[str, dict[str, str]]) -
     ]
 
 
-def runai_containers(model: RunaiBlueprint, kube_build: str, kube_pki: str) -> list[ContainerSpec]:
+def runai_containers(
+    model: RunaiBlueprint, kube_build: str, kube_pki: str, rest_keys: str
+) -> list[ContainerSpec]:
     """A Run:ai lab: its Prometheus and the one container of the Kubernetes control plane, KAI and
     the Run:ai driver. Read-only: the cached binaries and the lab's credentials; the output directory
     (events, logs, pod resources) is the host's."""
@@ -139,8 +141,13 @@ def runai_containers(model: RunaiBlueprint, kube_build: str, kube_pki: str) -> l
             ports={
                 contract.RUNAI_API_PORT: model.ports.runai,
                 contract.KUBE_APISERVER_PORT: model.ports.kube_apiserver,
+                contract.RUNAI_REST_PORT: model.ports.runai_rest,
             },
-            binds={kube_build: contract.KUBE_BUILD_MOUNT, kube_pki: contract.KUBE_PKI_MOUNT},
+            binds={
+                kube_build: contract.KUBE_BUILD_MOUNT,
+                kube_pki: contract.KUBE_PKI_MOUNT,
+                rest_keys: contract.RUNAI_REST_KEYS_MOUNT,
+            },
             writable_binds={str(lab_state_dir(lab) / "runai"): contract.RUNAI_OUT_MOUNT},
         ),
     ]

@@ -85,7 +85,7 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
     build(
         "runai",
         {"BASE": base},
-        {"lab-package": package_files(("dcgm", "kube", "runai", "spec"), modules=IMAGE_MODULES)},
+        {"lab-package": package_files(("dcgm", "kube", "runai", "runai/api", "spec"), modules=IMAGE_MODULES)},
     )
 
 

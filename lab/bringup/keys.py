@@ -36,9 +36,9 @@ def ensure(directory: Path) -> LabKeys:
         jwt_key=directory / "jwt_hs256.key",
         db_password=directory / "mariadb.password",
     )
-    _ensure_file(result.munge_key, lambda: secrets.token_bytes(MUNGE_KEY_BYTES))
-    _ensure_file(result.jwt_key, lambda: secrets.token_bytes(JWT_KEY_BYTES))
-    _ensure_file(result.db_password, lambda: secrets.token_urlsafe(24).encode("ascii"))
+    ensure_secret_file(result.munge_key, lambda: secrets.token_bytes(MUNGE_KEY_BYTES))
+    ensure_secret_file(result.jwt_key, lambda: secrets.token_bytes(JWT_KEY_BYTES))
+    ensure_secret_file(result.db_password, lambda: secrets.token_urlsafe(24).encode("ascii"))
     return result
 
 
@@ -52,7 +52,8 @@ def refuse_if_readable_by_others(path: Path, what: str = "a lab secret") -> None
         )
 
 
-def _ensure_file(path: Path, make: Callable[[], bytes]) -> None:
+def ensure_secret_file(path: Path, make: Callable[[], bytes]) -> None:
+    """``path`` holds a secret of mode 0400: made by ``make`` when missing, refused when others read it."""
     if path.exists():
         refuse_if_readable_by_others(path)
         return

@@ -8,12 +8,13 @@ pod-resources file land in .lab/<lab>/runai/ on the host, the user's kubeconfig 
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
 
 from lab import contract, versions
-from lab.bringup import container_specs, engine, lifecycle, lock, running
+from lab.bringup import container_specs, engine, keys, lifecycle, lock, running
 from lab.bringup.provision import ProvisionError
 from lab.contract import container_name
 from lab.kinds.base import UpOptions
@@ -21,6 +22,7 @@ from lab.kube import binaries, pki
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build as prometheus_ui
+from lab.runai import rest_auth
 from lab.spec.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
 from lab.spec.runai_blueprint import load as load_runai
 
@@ -144,12 +146,15 @@ class RunaiKind:
             f"https://127.0.0.1:{contract.KUBE_APISERVER_PORT}",
         )
         _write_user_kubeconfig(state / "kubeconfig", creds, model.ports.kube_apiserver)
+        rest_keys = rest_credentials(model.name)
         web_ui = prometheus_ui.prepare(
             progress, options.prometheus_ui_source, state / prometheus_ui.STATUS_FILE
         )
         rendered = lifecycle.Rendered(
             name=model.name,
-            specs=container_specs.runai_containers(model, str(built.directory), str(creds.directory)),
+            specs=container_specs.runai_containers(
+                model, str(built.directory), str(creds.directory), str(rest_keys)
+            ),
             inventory=inventory(model),
             extravars=extravars(model, source, options, web_ui),
             blueprint_source=source,
@@ -164,13 +169,33 @@ class RunaiKind:
         return (
             f"Run:ai lab '{model.name}' is up (scenario {options.scenario}) on a real Kubernetes "
             f"{versions.KUBERNETES_VERSION} with KAI Scheduler {versions.KAI_SCHEDULER_VERSION}\n"
-            f"kubectl: export KUBECONFIG={kubeconfig}"
+            f"kubectl: export KUBECONFIG={kubeconfig}\n"
+            f"Run:ai API: http://127.0.0.1:{model.ports.runai_rest} (client {rest_auth.CLIENT_ID}, secret in "
+            f"{rest_keys_dir(model.name) / rest_auth.CLIENT_SECRET_FILE}; docs/runai.md)"
         )
 
     def facts(self, name: str) -> dict[str, str]:
         kubeconfig = lab_state_dir(name) / "kubeconfig"
         found = {"kubeconfig": str(kubeconfig)} if kubeconfig.exists() else {}
+        secret = rest_keys_dir(name) / rest_auth.CLIENT_SECRET_FILE
+        if secret.exists():
+            found["runai-rest client secret"] = f"{secret} (client {rest_auth.CLIENT_ID})"
         return {**found, **prometheus_ui.facts(lab_state_dir(name))}
+
+
+def rest_keys_dir(lab: str) -> Path:
+    return lab_state_dir(lab) / "keys" / "runai-rest"
+
+
+def rest_credentials(lab: str) -> Path:
+    """The REST API's client secret and token signing key, made once per lab (0400, in a 0700
+    directory), mounted read-only into the Run:ai container."""
+    directory = rest_keys_dir(lab)
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    for name, data in rest_auth.secret_files().items():
+        keys.ensure_secret_file(directory / name, functools.partial(bytes, data))
+    return directory
 
 
 def _write_user_kubeconfig(path: Path, creds: pki.Credentials, port: int) -> None:

@@ -27,6 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     drive.add_argument("--out", type=Path, required=True)
     drive.add_argument("--address", default=f"0.0.0.0:{contract.RUNAI_API_PORT}")
     drive.add_argument("--dcgm-address", default=f"0.0.0.0:{contract.RUNAI_DCGM_FIRST_PORT}")
+    drive.add_argument("--rest-address", default=f"0.0.0.0:{contract.RUNAI_REST_PORT}")
+    drive.add_argument(
+        "--rest-keys", type=Path, help="the REST API's credentials directory; without it, no REST API"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     if args.command == "control-plane":
@@ -57,7 +61,12 @@ def main(argv: list[str] | None = None) -> int:
         args.seed,
         controlplane.BIN.parent / "kai",
     )
-    run_driver(driver, args.address, dcgm)
+    if args.rest_keys is not None:
+        from lab.kube.manifests import IMAGE
+        from lab.runai import RestApi, rest_auth
+
+        driver.rest = RestApi(rest_auth.Credentials.read(args.rest_keys), IMAGE)
+    run_driver(driver, args.address, dcgm, args.rest_address)
     return 0
 
 

@@ -36,7 +36,17 @@ from lab.kube.api import ApiError, Client, documents, wait_until
 from lab.kube.devices import BoundPod, DeviceAssigner
 from lab.kube.reflector import Reflector
 from lab.paths import atomic_write
-from lab.runai import Arrivals, ClusterState, DcgmBridge, Workload, poisson, render, runai_samples
+from lab.runai import (
+    Arrivals,
+    ClusterState,
+    DcgmBridge,
+    RestApi,
+    Workload,
+    poisson,
+    render,
+    runai_samples,
+    serve_rest,
+)
 from lab.spec.runai_blueprint import RunaiBlueprint, WorkloadClass
 
 log = logging.getLogger("lab.kube.driver")
@@ -90,6 +100,7 @@ class Driver:
     submitted: int = 0
     watched: dict[str, Reflector] = field(default_factory=dict)  # kind → its list-and-watch
     metrics_due: float = 0.0  # time.monotonic() of the next runai_* rebuild
+    rest: RestApi | None = None  # the Run:ai REST API, fed every look at the cluster and every scrape
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -288,9 +299,12 @@ class Driver:
         for key, stat in stats.items():
             if stat.util_pct > 0:
                 self.last_active[key] = now
-        text = runai_metrics(view.build(self.bp, now, jobs, pods, self.devices, stats, self.last_active))
+        cluster = view.build(self.bp, now, jobs, pods, self.devices, stats, self.last_active)
+        text = runai_metrics(cluster)
         with self.lock:
             self.metrics = text
+            if self.rest is not None:
+                self.rest.observe(cluster)
 
     def watch_cluster(self) -> None:
         """Start following the lab's pods, workloads and events (one paged list, then a watch each),
@@ -364,8 +378,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path.split("?")[0] == "/metrics":
-            with self.server.driver.lock:
-                body = self.server.driver.metrics.encode()
+            driver = self.server.driver
+            with driver.lock:
+                body = driver.metrics.encode()
+                # Prometheus' own scrapes (it sends this header) are what the REST API's metrics keep.
+                if driver.rest is not None and self.headers.get("X-Prometheus-Scrape-Timeout-Seconds"):
+                    driver.rest.scraped(time.time())
             self._send(200, PROMETHEUS_TEXT_CONTENT_TYPE, body)
         elif self.path == "/health":
             self._send(200, "text/plain; charset=utf-8", b"OK")
@@ -389,8 +407,10 @@ class _MetricsServer(ListeningHTTPServer):
         super().__init__(address, _Handler)
 
 
-def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
-    """Bootstrap, then tick until killed."""
+def drive(
+    driver: Driver, address: str, dcgm_addresses: dict[str, str], rest_address: str | None = None
+) -> None:
+    """Bootstrap, then tick until killed; the REST API listens on ``rest_address`` when it has one."""
     wait_until(driver.client.ready, 300, "kube-apiserver /readyz")
     wait_until(lambda: _listable(driver.client, "Queue"), 300, "KAI's Queue CRD")
     # A PyTorchJob is admitted only through the operator's webhook: the operator must be ready first.
@@ -412,6 +432,7 @@ def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
     server = _MetricsServer(driver, address)
     shim = serve_dcgm(list(driver.dcgm.nodes.values()))
     threading.Thread(target=server.serve_forever, name="runai-metrics", daemon=True).start()
+    rest = serve_rest(driver.rest, rest_address) if driver.rest is not None and rest_address else None
     log.info("driving: scenario %s, time scale %s", driver.scenario.name, driver.time_scale)
     atomic_write(driver.out / "driver.json", json.dumps({"started": driver.started}) + "\n", mode=0o644)
     last = 0.0
@@ -434,6 +455,9 @@ def drive(driver: Driver, address: str, dcgm_addresses: dict[str, str]) -> None:
     finally:
         server.shutdown()
         shim.shutdown()
+        if rest is not None:
+            rest.shutdown()
+            rest.server_close()
 
 
 def _report_ticks(driver: Driver, took: list[float]) -> None:

@@ -6,7 +6,8 @@ its view of the API server's objects fills (``cluster_state``), the ``runai_*`` 
 that state (``series_runai``, rendered by ``expfmt``), and the bridge of GPUs to the DCGM shim
 (``dcgm_bridge``). Run:ai's own control plane is proprietary, so its families are emulated at a pinned
 docs version and carry only names those docs confirm (``signals/runai.md``, the table in
-``sourced_families``). ``joins`` is the documented PromQL walk over the lab's series.
+``sourced_families``). ``joins`` is the documented PromQL walk over the lab's series. ``api`` serves
+the control plane's Metrics and Telemetry API (reference 2.20) from the same state.
 
 This module is the construct's public face: what :mod:`lab.kube`, the tests and the benchmarks use of
 it, and nothing else. Nothing in ``lab.runai`` is imported from outside the package but through here.
@@ -14,6 +15,9 @@ it, and nothing else. Nothing in ``lab.runai`` is imported from outside the pack
 
 from __future__ import annotations
 
+from lab.runai.api import auth as rest_auth
+from lab.runai.api.rest_server import serve as serve_rest
+from lab.runai.api.routes import RestApi
 from lab.runai.arrivals import Arrivals, poisson
 from lab.runai.cluster_state import CONTAINER, Node, Phase, Pod, PodPhase, Workload, nodes_of
 from lab.runai.dcgm_bridge import DcgmBridge, GpuStat
@@ -33,10 +37,13 @@ __all__ = [
     "Phase",
     "Pod",
     "PodPhase",
+    "RestApi",
     "Workload",
     "nodes_of",
     "poisson",
     "render",
+    "rest_auth",
     "runai_samples",
+    "serve_rest",
     "walk",
 ]

@@ -160,6 +160,7 @@ class RunaiPorts(Strict):
     prometheus: Port = contract.RUNAI_HOST_PORTS["prometheus"]
     alertmanager: Port = contract.RUNAI_HOST_PORTS["alertmanager"]
     kube_apiserver: Port = contract.RUNAI_HOST_PORTS["kube-apiserver"]
+    runai_rest: Port = contract.RUNAI_HOST_PORTS["runai-rest"]
 
     @model_validator(mode="after")
     def _distinct(self) -> RunaiPorts:

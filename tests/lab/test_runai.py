@@ -11,10 +11,13 @@ import random
 import re
 import stat
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import docker
 import pytest
 
 from lab import contract, promql, versions
@@ -24,7 +27,7 @@ from lab.kube.api import ApiError, Client
 from lab.kube.driver import LONG_RUN_S
 from lab.kube.view import gpus_of
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
-from lab.runai import Arrivals, walk
+from lab.runai import Arrivals, rest_auth, walk
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 from .conftest import delivered, run_lab, silent_panels, unix_time, wait_for
@@ -675,3 +678,321 @@ def test_a_reclaim_evicts_gangs_whole_and_the_operator_recreates_them(runai: Run
         120,
         "team-b's 16 claims running",
     )
+
+
+# --- The Run:ai API (Metrics and Telemetry, reference 2.20; issue #24) ----------------------------
+# Each answer is held against Prometheus' runai_*/kube_* series at the same instant, or the API
+# server's objects; a bad token gets 401; the port is published on 127.0.0.1 only.
+
+
+def _rest_url(model: RunaiBlueprint) -> str:
+    return f"http://127.0.0.1:{model.ports.runai_rest}"
+
+
+def _rest_call(
+    model: RunaiBlueprint, path: str, token: str | None = None, body: dict[str, Any] | None = None
+) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(_rest_url(model) + path, data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def _rest_token(model: RunaiBlueprint) -> str:
+    secret = (runai_lab.rest_keys_dir(model.name) / rest_auth.CLIENT_SECRET_FILE).read_text().strip()
+    grant = {"grantType": "client_credentials", "clientId": rest_auth.CLIENT_ID, "clientSecret": secret}
+    status, body = _rest_call(model, "/api/v1/token", body=grant)
+    assert status == 200, body
+    return str(body["accessToken"])
+
+
+def _rest_get(model: RunaiBlueprint, path: str) -> Any:
+    status, body = _rest_call(model, path, _rest_token(model))
+    assert status == 200, (path, body)
+    return body
+
+
+def _one(query: str, at: float | None = None) -> float:
+    found = promql.query(PROMETHEUS, query, at)
+    assert len(found) == 1, (query, found)
+    return found[0].value
+
+
+def _by(query: str, label: str) -> dict[str, float]:
+    return {s.labels[label]: s.value for s in promql.query(PROMETHEUS, query)}
+
+
+def _last_driver_scrape() -> float:
+    """When Prometheus last scraped the driver: API samples 1 s after it are that scrape's values."""
+    query = f'timestamp(up{{job="runai", instance="runai:{contract.RUNAI_API_PORT}"}} == 1)'
+    found = wait_for(lambda: promql.query(PROMETHEUS, query), 60, "a scrape of the driver")
+    assert isinstance(found, list)
+    return float(found[0].value)
+
+
+def _running_workload(model: RunaiBlueprint) -> str:
+    """The id of a Running workload, once there is one."""
+    path = "/api/v1/workloads?filterBy=phase==Running&sortBy=createdAt&limit=1"
+    found = wait_for(lambda: _rest_get(model, path)["workloads"], 180, "a Running workload")
+    assert isinstance(found, list)
+    return str(found[0]["id"])
+
+
+def _stamp(at: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at * 1000) % 1000:03d}Z"
+
+
+def _groups(body: dict[str, Any]) -> dict[str, float]:
+    return {v["groups"][0]["value"]: float(v["value"]) for v in body["values"]}
+
+
+def test_the_run_ai_api_is_on_loopback_only_and_its_credentials_are_private(runai: RunaiBlueprint) -> None:
+    container = docker.from_env().containers.get(contract.container_name(runai.name, "runai"))
+    bindings = container.attrs["NetworkSettings"]["Ports"][f"{contract.RUNAI_REST_PORT}/tcp"]
+    assert bindings and {b["HostIp"] for b in bindings} == {"127.0.0.1"}, bindings
+    assert {b["HostPort"] for b in bindings} == {str(runai.ports.runai_rest)}
+    report = json.loads(run_lab("status", "--lab", runai.name, "--json").stdout)
+    assert report["endpoints"]["runai-rest"] == _rest_url(runai)
+    for name in (rest_auth.CLIENT_SECRET_FILE, rest_auth.SIGNING_KEY_FILE):
+        assert stat.S_IMODE((runai_lab.rest_keys_dir(runai.name) / name).stat().st_mode) == 0o400
+
+
+def test_the_run_ai_api_refuses_bad_tokens_with_401_and_bad_credentials_with_400(
+    runai: RunaiBlueprint,
+) -> None:
+    path = "/api/v1/nodes/telemetry?telemetryType=TOTAL_GPUS"
+    other_key = rest_auth.Credentials(rest_auth.CLIENT_ID, "x", b"o" * rest_auth.SIGNING_KEY_BYTES)
+    for token in (None, "not.a.jwt", rest_auth.issue(other_key, time.time())):
+        status, body = _rest_call(runai, path, token)
+        assert (status, body["code"], body["message"]) == (401, 401, "Unauthorized"), body
+    grant = {"grantType": "client_credentials", "clientId": rest_auth.CLIENT_ID, "clientSecret": "guess"}
+    status, body = _rest_call(runai, "/api/v1/token", body=grant)
+    assert (status, set(body)) == (400, {"code", "message", "details"})
+
+
+def test_the_run_ai_api_answers_bad_parameters_with_the_documented_400(runai: RunaiBlueprint) -> None:
+    token, cid = _rest_token(runai), runai.cluster_id
+    window = "start=2026-12-05T10:00:00Z&end=2026-12-05T11:00:00Z"
+    for path, words in [
+        (
+            f"/api/v1/clusters/{cid}/metrics?metricType=NOT_A_METRIC&{window}",
+            "not one of the reference's values",
+        ),
+        (
+            f"/api/v1/clusters/{cid}/metrics?metricType=TOTAL_GPU&start=2026-12-05T12:00:00Z&end=2026-12-05T11:00:00Z",
+            "is after end",
+        ),
+        (
+            f"/api/v1/clusters/{cid}/metrics?metricType=TOTAL_GPU&{window}&numberOfSamples=1001",
+            "out of range",
+        ),
+        ("/api/v1/workloads/telemetry?telemetryType=WORKLOADS_COUNT&groupBy=Type,Phase,ProjectId", "groupBy"),
+    ]:
+        status, body = _rest_call(runai, path, token)
+        assert status == 400 and body["code"] == 400 and words in body["message"], (path, body)
+
+
+def _scrape_after_kube_state_metrics(model: RunaiBlueprint) -> float:
+    """A driver scrape after kube-state-metrics' node series are in Prometheus (a new lab's first
+    scrapes come before them)."""
+    nodes = len(runai_lab.node_names(model))
+    capacity = 'count(kube_node_status_capacity{resource="nvidia_com_gpu"})'
+    wait_for(lambda: [s for s in promql.query(PROMETHEUS, capacity) if s.value == nodes], 60, "node series")
+    seen = time.time()
+    after = wait_for(lambda: (s := _last_driver_scrape()) > seen and s, 60, "a scrape after them")
+    assert isinstance(after, float)
+    return after
+
+
+def test_cluster_and_node_pool_metrics_are_prometheus_values_at_the_same_instant(
+    runai: RunaiBlueprint,
+) -> None:
+    at = _scrape_after_kube_state_metrics(runai) + 1.0  # between this scrape and the next (15 s)
+    window = f"start={_stamp(at)}&end={_stamp(at)}&numberOfSamples=1"
+    types = "TOTAL_GPU_NODES,TOTAL_GPU,GPU_QUOTA,ALLOCATED_GPU,GPU_UTILIZATION"
+    body = _rest_get(runai, f"/api/v1/clusters/{runai.cluster_id}/metrics?metricType={types}&{window}")
+    api = {m["type"]: float(m["values"][0]["value"]) for m in body["measurements"]}
+    assert api == {
+        "TOTAL_GPU_NODES": _one("count(runai_gpu_count_per_node)", at),
+        "TOTAL_GPU": _one('sum(kube_node_status_capacity{resource="nvidia_com_gpu"})', at),
+        "GPU_QUOTA": _one("sum(runai_project_guaranteed_gpus)", at),
+        "ALLOCATED_GPU": _one("sum(runai_allocated_gpu_count_per_node)", at),
+        "GPU_UTILIZATION": pytest.approx(_one("avg(runai_gpu_utilization_per_gpu)", at)),
+    }
+    for pool in runai.node_pools:
+        path = f"/api/v1/clusters/{runai.cluster_id}/nodepools/{pool.name}/metrics"
+        body = _rest_get(runai, f"{path}?metricType=TOTAL_GPU_NODES,ALLOCATED_GPU&{window}")
+        api = {m["type"]: float(m["values"][0]["value"]) for m in body["measurements"]}
+        in_pool = f'* on(node) group_left runai_node_nodepool{{nodepool="{pool.name}"}}'
+        assert api == {
+            "TOTAL_GPU_NODES": _one(f'count(runai_node_nodepool{{nodepool="{pool.name}"}})', at),
+            "ALLOCATED_GPU": _one(f"sum(runai_allocated_gpu_count_per_node {in_pool})", at),
+        }, pool.name
+
+
+def test_metrics_over_a_window_are_the_series_at_every_sample(runai: RunaiBlueprint) -> None:
+    def four_samples() -> list[dict[str, str]]:
+        # Four samples, each 7 s after one of the last four scrapes (Prometheus scrapes every 15 s);
+        # a driver scraped fewer than four times yet has fewer.
+        scraped = _last_driver_scrape()
+        window = f"start={_stamp(scraped - 53.0)}&end={_stamp(scraped - 8.0)}&numberOfSamples=4"
+        path = f"/api/v1/clusters/{runai.cluster_id}/metrics?metricType=ALLOCATED_GPU&{window}"
+        values: list[dict[str, str]] = _rest_get(runai, path)["measurements"][0]["values"]
+        return values if len(values) == 4 else []
+
+    values = wait_for(four_samples, 90, "four scrapes of the driver")
+    assert isinstance(values, list)
+    for sample in values:
+        at = unix_time(sample["timestamp"])
+        assert float(sample["value"]) == _one("sum(runai_allocated_gpu_count_per_node)", at), sample
+
+    # A running workload's own metrics, against its series at the same instant.
+    # A workload holding GPUs at one scrape, by its series; then its API metrics at that instant.
+    def allocated_at() -> tuple[float, str] | None:
+        at = _last_driver_scrape() + 1.0
+        found = promql.query(PROMETHEUS, "runai_allocated_gpu_count_per_workload > 0", at)
+        return (at, found[0].labels["workload_id"]) if found else None
+
+    picked = wait_for(allocated_at, 180, "a workload holding GPUs")
+    assert isinstance(picked, tuple)
+    at, uid = picked
+    window = f"start={_stamp(at)}&end={_stamp(at)}&numberOfSamples=1"
+    body = _rest_get(
+        runai,
+        f"/api/v1/workloads/{uid}/metrics?metricType=GPU_ALLOCATION,CPU_REQUEST_CORES&{window}",
+    )
+    api = {m["type"]: [float(v["value"]) for v in m["values"]] for m in body["measurements"]}
+
+    def series(query: str) -> list[float]:
+        return [s.value for s in promql.query(PROMETHEUS, query, at)]
+
+    assert api == {
+        "GPU_ALLOCATION": series(f'runai_allocated_gpu_count_per_workload{{workload_id="{uid}"}}'),
+        "CPU_REQUEST_CORES": series(f'runai_active_job_cpu_requested_cores{{job_uuid="{uid}"}}'),
+    }
+
+
+def test_node_telemetry_matches_prometheus_and_the_api_servers_nodes(runai: RunaiBlueprint) -> None:
+    nodes = _client(runai).list("Node")
+    capacity = sum(int(n["status"]["capacity"].get(manifests.GPU_RESOURCE, 0)) for n in nodes)
+    total = _rest_get(runai, "/api/v1/nodes/telemetry?telemetryType=TOTAL_GPUS")
+    assert float(total["values"][0]["value"]) == capacity
+    assert capacity == _one('sum(kube_node_status_capacity{resource="nvidia_com_gpu"})')
+    ready = _rest_get(runai, "/api/v1/nodes/telemetry?telemetryType=READY_GPU_NODES")
+    assert float(ready["values"][0]["value"]) == _one(
+        'count(kube_node_status_condition{condition="Ready", status="true"} == 1)'
+    )
+    by_pool = (
+        "sum by (nodepool) (runai_allocated_gpu_count_per_node"
+        " * on(node) group_left(nodepool) runai_node_nodepool)"
+    )
+
+    def agree() -> bool:
+        api = _groups(
+            _rest_get(runai, "/api/v1/nodes/telemetry?telemetryType=ALLOCATED_GPUS&groupBy=Nodepool")
+        )
+        return api == _by(by_pool, "nodepool")
+
+    wait_for(agree, 60, "ALLOCATED_GPUS by node pool equal to the runai_* series")
+
+
+def test_workload_project_and_department_telemetry_match_prometheus_and_the_api_server(
+    runai: RunaiBlueprint,
+) -> None:
+    client = _client(runai)
+    selector = {"labelSelector": manifests.QUEUE_LABEL}
+
+    def counted() -> bool:
+        body = _rest_get(runai, "/api/v1/workloads/telemetry?telemetryType=WORKLOADS_COUNT")
+        objects = sum(len(client.list(kind, **selector)) for kind in ("Job", "PyTorchJob"))
+        return float(body["values"][0]["value"]) == objects
+
+    wait_for(counted, 60, "WORKLOADS_COUNT equal to the Jobs and PyTorchJobs in the API server")
+
+    def allocated() -> bool:
+        path = "/api/v1/workloads/telemetry?telemetryType=GPU_ALLOCATION&groupBy=ProjectId"
+        api = {k: v for k, v in _groups(_rest_get(runai, path)).items() if v}
+        series = _by("runai_allocated_gpu_count_per_project", "project")
+        projects = _groups(
+            _rest_get(
+                runai, "/api/v1/org-unit/projects/telemetry?telemetryType=GPU_ALLOCATION&groupBy=ParentId"
+            )
+        )
+        departments = {p.department for p in runai.projects}
+        by_department = {
+            d: sum(v for p, v in series.items() if runai.project(p).department == d) for d in departments
+        }
+        return api == {k: v for k, v in series.items() if v} and projects == by_department
+
+    wait_for(
+        allocated,
+        60,
+        "GPU_ALLOCATION by project and department equal to runai_allocated_gpu_count_per_project",
+    )
+    queues = client.list("Queue")
+    project_names = {p.name for p in runai.projects}
+
+    def quota_by_pool(owners: set[str]) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for q in queues:
+            if q["spec"].get("displayName") in owners:
+                pool = q["metadata"]["labels"][manifests.NODE_POOL_LABEL]
+                found[pool] = found.get(pool, 0.0) + float(q["spec"]["resources"]["gpu"]["quota"])
+        return found
+
+    projects = _rest_get(
+        runai, "/api/v1/org-unit/projects/telemetry?telemetryType=GPU_QUOTA&groupBy=NodepoolId"
+    )
+    assert {k: v for k, v in _groups(projects).items() if v} == quota_by_pool(project_names)
+    departments = _rest_get(runai, "/api/v1/org-unit/departments/telemetry?telemetryType=GPU_QUOTA")
+    department_names = {d.name for d in runai.departments}
+    assert float(departments["values"][0]["value"]) == sum(quota_by_pool(department_names).values())
+
+
+def test_workloads_one_workload_and_its_pods_are_the_api_servers_objects(runai: RunaiBlueprint) -> None:
+    client = _client(runai)
+    selector = {"labelSelector": manifests.QUEUE_LABEL}
+
+    def listed() -> list[dict[str, Any]]:
+        found, offset = [], 0
+        while True:
+            page = _rest_get(runai, f"/api/v1/workloads?limit=500&offset={offset}")
+            found += page["workloads"]
+            if "next" not in page:
+                return found
+            offset = page["next"]
+
+    def same() -> bool:
+        objects = {
+            j["metadata"]["uid"] for kind in ("Job", "PyTorchJob") for j in client.list(kind, **selector)
+        }
+        return {w["id"] for w in listed()} == objects
+
+    wait_for(same, 60, "the workloads list equal to the Jobs and PyTorchJobs in the API server")
+    uid = _running_workload(runai)
+    one = _rest_get(runai, f"/api/v1/workloads/{uid}")
+    assert one["clusterId"] == runai.cluster_id and one["id"] == uid
+    kind = "Job" if one["requestedPods"]["number"] == 1 else "PyTorchJob"
+    job = client.get(Client.path(kind, one["namespace"], one["name"]))
+    assert job["metadata"]["uid"] == uid
+
+    def pods_agree() -> bool:
+        api = {
+            p["id"]: (p["nodeName"], p["k8sPhase"])
+            for p in _rest_get(runai, f"/api/v1/workloads/{uid}/pods")["pods"]
+        }
+        server = {
+            p["metadata"]["uid"]: (p["spec"].get("nodeName"), p["status"].get("phase"))
+            for p in client.list("Pod", namespace=one["namespace"], **selector)
+            if any(o.get("uid") == uid for o in p["metadata"].get("ownerReferences", []))
+            and not p["metadata"].get("deletionTimestamp")
+        }
+        return api == server
+
+    wait_for(pods_agree, 60, "the workload's pods equal to the API server's")

@@ -17,7 +17,7 @@ def test_a_runai_lab_loads_the_dcgm_and_runai_rules() -> None:
 
 def test_a_runai_labs_prometheus_publishes_alertmanager_beside_it() -> None:
     model = runai_blueprint.load(BLUEPRINTS_DIR / "runai.yaml")
-    specs = container_specs.runai_containers(model, "/build", "/pki")
+    specs = container_specs.runai_containers(model, "/build", "/pki", "/rest")
     prometheus = next(spec for spec in specs if spec.role == "prometheus")
     assert prometheus.ports == {contract.PROMETHEUS_PORT: 9190, contract.ALERTMANAGER_PORT: 9193}
     assert prometheus.writable_binds == {str(contract.alerts_dir(model.name)): contract.ALERTS_MOUNT}
@@ -28,13 +28,19 @@ def test_a_second_runai_lab_publishes_the_ports_its_blueprint_names() -> None:
         update={
             "name": "runai-second",
             "ports": runai_blueprint.RunaiPorts(
-                runai=19590, prometheus=19190, alertmanager=19193, kube_apiserver=26443
+                runai=19590, prometheus=19190, alertmanager=19193, kube_apiserver=26443, runai_rest=19589
             ),
         }
     )
-    ports = {spec.role: spec.ports for spec in container_specs.runai_containers(model, "/build", "/pki")}
+    ports = {
+        spec.role: spec.ports for spec in container_specs.runai_containers(model, "/build", "/pki", "/rest")
+    }
     assert ports["prometheus"] == {contract.PROMETHEUS_PORT: 19190, contract.ALERTMANAGER_PORT: 19193}
-    assert ports["runai"] == {contract.RUNAI_API_PORT: 19590, contract.KUBE_APISERVER_PORT: 26443}
+    assert ports["runai"] == {
+        contract.RUNAI_API_PORT: 19590,
+        contract.KUBE_APISERVER_PORT: 26443,
+        contract.RUNAI_REST_PORT: 19589,
+    }
 
 
 def test_a_blueprint_may_leave_the_dcgm_targets_unscraped() -> None:

@@ -1,0 +1,172 @@
+"""Workloads and pods as the Run:ai 2.20 API shows them (schemas ``Workload``, ``WorkloadDetailed``,
+``Pod1``), from the cluster state the driver builds of the API server's objects (pure).
+
+Only fields whose value the lab knows are written; the ones the schema requires but no source fills
+(``tenantId``, ``k8sPhase`` of a workload, ``phaseUpdatedAt``, ``k8sPhaseUpdatedAt``, ``updatedAt``) are
+PENDING in cantfind.md. Project, department and node-pool ids are their names (Run:ai numbers them;
+the lab has no control plane to do so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from lab.runai.api.params import Filter, bad_request, iso, iso_time
+from lab.runai.cluster_state import ALLOCATED, CONTAINER, Pod, PodPhase, Workload
+
+Obj = dict[str, Any]
+_DATES = ("createdAt", "completedAt")
+
+
+def _resources(gpus: float, cpu_millis: int, memory_bytes: int) -> Obj:
+    return {
+        "gpu": {"request": gpus},
+        "cpu": {"request": cpu_millis / 1000.0},
+        "cpuMemory": {"request": str(memory_bytes)},
+    }
+
+
+def _current_pools(w: Workload) -> list[str]:
+    return [w.nodepool] if any(p.node for p in w.live_pods()) else []
+
+
+def workload(w: Workload, cluster_id: str) -> Obj:
+    live = w.live_pods()
+    allocated = w.phase in ALLOCATED
+    return {
+        "type": w.workload_type,
+        "name": w.name,
+        "id": w.uid,
+        "source": "Other",  # submitted to the API server directly, neither by the CLI nor the control plane
+        "priority": w.priority,
+        "priorityClassName": w.priority_class,
+        "submittedBy": w.user,
+        "clusterId": cluster_id,
+        "projectName": w.project,
+        "projectId": w.project,
+        "departmentName": w.department,
+        "departmentId": w.department,
+        "namespace": w.namespace,
+        "createdAt": iso(w.submitted_at),
+        "phase": w.phase.value,
+        "conditions": [],
+        "runningPods": sum(p.phase is PodPhase.RUNNING for p in live),
+        "requestedPods": {"number": w.pods_count},
+        "requestedNodePools": [w.nodepool],
+        "currentNodePools": _current_pools(w),
+        "completedAt": iso(w.finished_at) if w.finished_at is not None else None,
+        "deletedAt": None,
+        "podsRequestedResources": _resources(w.gpus_per_pod, w.cpu_millis_per_pod, w.memory_bytes_per_pod),
+        "allocatedResources": {
+            "gpu": float(w.allocated_gpus()) if allocated else 0.0,
+            "cpu": sum(p.allocated for p in live) * w.cpu_millis_per_pod / 1000.0 if allocated else 0.0,
+        },
+        "preemptible": w.preemptible,
+    }
+
+
+def workload_detailed(w: Workload, cluster_id: str) -> Obj:
+    """``WorkloadDetailed``: a workload and its ``pendingSchedulingMessages`` (none the lab knows)."""
+    return {**workload(w, cluster_id), "pendingSchedulingMessages": None}
+
+
+def pod(w: Workload, p: Pod, cluster_id: str, image: str) -> Obj:
+    return {
+        "name": p.name,
+        "priorityClassName": w.priority_class,
+        "id": p.uid,
+        "workloadId": w.uid,
+        "clusterId": cluster_id,
+        "projectId": w.project,
+        "projectName": w.project,
+        "workloadName": w.name,
+        "nodeName": p.node,
+        "createdAt": iso(p.created_at),
+        "completedAt": None,
+        "containers": [{"name": CONTAINER, "image": image}],
+        "currentNodePool": w.nodepool if p.node else None,
+        "requestedNodePools": [w.nodepool],
+        "requestedResources": _resources(w.gpus_per_pod, w.cpu_millis_per_pod, w.memory_bytes_per_pod),
+        "allocatedResources": {"gpu": float(len(p.gpus)) if p.allocated else 0.0},
+        "k8sPhase": p.phase.value,
+        "ip": p.ip or None,
+        "deletedAt": None,
+    }
+
+
+def _field(w: Workload, name: str, cluster_id: str) -> str | float:
+    if name == "allocatedGPU":
+        return float(w.allocated_gpus()) if w.phase in ALLOCATED else 0.0
+    if name == "nodepool":
+        return w.nodepool
+    if name in _DATES:
+        at = w.submitted_at if name == "createdAt" else w.finished_at
+        return at if at is not None else float("nan")
+    return str(workload(w, cluster_id)[name])
+
+
+def _number(term: Filter) -> float:
+    if term.field in _DATES:
+        return iso_time(term.value, f"filterBy {term.field}")
+    try:
+        return float(term.value)
+    except ValueError:
+        raise bad_request(f"filterBy {term.field}{term.operator}{term.value!r}: not a number") from None
+
+
+def matches(w: Workload, cluster_id: str, term: Filter) -> bool:
+    """One ``filterBy`` term against a workload: numbers and dates compare as numbers, the rest as text."""
+    value = _field(w, term.field, cluster_id)
+    op = term.operator
+    if isinstance(value, float):
+        if op in ("=@", "!@", "=^", "=$"):
+            raise bad_request(f"filterBy {term.field} takes ==, !=, <= and >= only")
+        wanted = _number(term)
+        return {"==": value == wanted, "!=": value != wanted, "<=": value <= wanted, ">=": value >= wanted}[
+            op
+        ]
+    text = term.value
+    return {
+        "==": value == text,
+        "!=": value != text,
+        "<=": value <= text,
+        ">=": value >= text,
+        "=@": text in value,
+        "!@": text not in value,
+        "=^": value.startswith(text),
+        "=$": value.endswith(text),
+    }[op]
+
+
+def sort_key(w: Workload, field: str, cluster_id: str) -> tuple[int, str | float]:
+    """Workloads sort by ``sortBy``; a missing value (an unfinished workload's completedAt) sorts last."""
+    value = _field(w, field, cluster_id)
+    if isinstance(value, float):
+        return (1, 0.0) if value != value else (0, value)
+    return (0, value)
+
+
+def listing(
+    workloads: Sequence[Workload],
+    cluster_id: str,
+    terms: Sequence[Filter],
+    search: str | None,
+    sort_by: str | None,
+    descending: bool,
+    offset: int,
+    limit: int,
+) -> Obj:
+    """The body of ``GET /api/v1/workloads``: ``{"workloads": [...], "next": <offset>}``."""
+    chosen = [
+        w
+        for w in workloads
+        if all(matches(w, cluster_id, t) for t in terms) and (not search or search in w.name)
+    ]
+    field = sort_by or "createdAt"
+    chosen.sort(key=lambda w: (sort_key(w, field, cluster_id), w.name), reverse=descending)
+    page = chosen[offset : offset + limit]
+    body: Obj = {"workloads": [workload(w, cluster_id) for w in page]}
+    if offset + limit < len(chosen):
+        body["next"] = offset + limit
+    return body

@@ -36,8 +36,6 @@ PKI = Path(contract.KUBE_PKI_MOUNT)  # the lab's credentials, read-only (lab.kub
 BIN = Path(contract.KUBE_BUILD_MOUNT) / "bin"  # the cached build, read-only (lab.kube.binaries)
 ETCD_DATA = Path("/var/lib/aifactory-lab/etcd")
 NODE_ANNOTATION = "kwok.x-k8s.io/node=fake"  # kwok manages the nodes that carry it (kwok docs)
-PORTS = contract.KUBE_PORTS  # by process name: metrics (the API server: its clients)
-HEALTH_PORTS = contract.KUBE_HEALTH_PORTS  # by process name: health probes, kube-state-metrics' telemetry
 ETCD_URL = f"http://127.0.0.1:{contract.ETCD_CLIENT_PORT}"
 # The pod and node labels kube-state-metrics exposes on kube_pod_labels / kube_node_labels: the queue,
 # node pool, Run:ai project and user (kube-state-metrics drops labels not allowed explicitly).
@@ -84,7 +82,7 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
                 str(BIN / "kube-apiserver"),
                 f"--etcd-servers={ETCD_URL}",
                 "--bind-address=0.0.0.0",
-                f"--secure-port={PORTS['kube-apiserver']}",
+                f"--secure-port={contract.KUBE_PORTS['kube-apiserver']}",
                 f"--tls-cert-file={pki['apiserver.crt']}",
                 f"--tls-private-key-file={pki['apiserver.key']}",
                 f"--client-ca-file={pki['ca.crt']}",
@@ -121,7 +119,7 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
                 f"--kubeconfig={PKI / 'kwok.kubeconfig'}",
                 f"--manage-nodes-with-annotation-selector={NODE_ANNOTATION}",
                 "--config=/run/kwok/stages.yaml",
-                f"--server-address=0.0.0.0:{PORTS['kwok']}",
+                f"--server-address=0.0.0.0:{contract.KUBE_PORTS['kwok']}",
                 "--node-lease-duration-seconds=40",
             ),
         ),
@@ -131,13 +129,13 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
                 str(BIN / "kube-state-metrics"),
                 f"--kubeconfig={PKI / 'kube-state-metrics.kubeconfig'}",
                 "--host=0.0.0.0",
-                f"--port={PORTS['kube-state-metrics']}",
+                f"--port={contract.KUBE_PORTS['kube-state-metrics']}",
                 "--telemetry-host=127.0.0.1",
-                f"--telemetry-port={HEALTH_PORTS['kube-state-metrics']}",
+                f"--telemetry-port={contract.KUBE_HEALTH_PORTS['kube-state-metrics']}",
                 "--resources=namespaces,nodes,pods,jobs",
                 f"--metric-labels-allowlist={KSM_LABELS}",
             ),
-            f"http://127.0.0.1:{PORTS['kube-state-metrics']}/healthz",
+            f"http://127.0.0.1:{contract.KUBE_PORTS['kube-state-metrics']}/healthz",
         ),
     ]
     for index, pool in enumerate(pools):
@@ -163,20 +161,20 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
             "kai-binder",
             (
                 str(BIN / "kai-binder"),
-                f"--metrics-bind-address=:{PORTS['kai-binder']}",
-                f"--health-probe-bind-address=:{HEALTH_PORTS['kai-binder']}",
+                f"--metrics-bind-address=:{contract.KUBE_PORTS['kai-binder']}",
+                f"--health-probe-bind-address=:{contract.KUBE_HEALTH_PORTS['kai-binder']}",
             ),
-            f"http://127.0.0.1:{PORTS['kai-binder']}/metrics",
+            f"http://127.0.0.1:{contract.KUBE_PORTS['kai-binder']}/metrics",
             kubeconfig("kai-binder"),
         ),
         Process(
             "kai-podgrouper",
             (
                 str(BIN / "kai-podgrouper"),
-                f"--metrics-bind-address=:{PORTS['kai-podgrouper']}",
-                f"--health-probe-bind-address=:{HEALTH_PORTS['kai-podgrouper']}",
+                f"--metrics-bind-address=:{contract.KUBE_PORTS['kai-podgrouper']}",
+                f"--health-probe-bind-address=:{contract.KUBE_HEALTH_PORTS['kai-podgrouper']}",
             ),
-            f"http://127.0.0.1:{PORTS['kai-podgrouper']}/metrics",
+            f"http://127.0.0.1:{contract.KUBE_PORTS['kai-podgrouper']}/metrics",
             kubeconfig("kai-podgrouper"),
         ),
         Process(
@@ -184,7 +182,7 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
             (
                 str(BIN / "kai-queuecontroller"),
                 "--enable-webhook=false",
-                f"--metrics-listen-address=:{PORTS['kai-queuecontroller']}",
+                f"--metrics-listen-address=:{contract.KUBE_PORTS['kai-queuecontroller']}",
             ),
             None,
             kubeconfig("kai-queuecontroller"),
@@ -194,9 +192,9 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
             (
                 str(BIN / "kai-podgroupcontroller"),
                 "--enable-podgroup-webhook=false",
-                f"--health-probe-bind-address=:{HEALTH_PORTS['kai-podgroupcontroller']}",
+                f"--health-probe-bind-address=:{contract.KUBE_HEALTH_PORTS['kai-podgroupcontroller']}",
             ),
-            f"http://127.0.0.1:{HEALTH_PORTS['kai-podgroupcontroller']}/readyz",
+            f"http://127.0.0.1:{contract.KUBE_HEALTH_PORTS['kai-podgroupcontroller']}/readyz",
             kubeconfig("kai-podgroupcontroller"),
         ),
         Process(
@@ -204,12 +202,12 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
             (
                 str(BIN / "training-operator"),
                 f"--enable-scheme={training_operator.SCHEME}",
-                f"--metrics-bind-address=:{PORTS['training-operator']}",
-                f"--health-probe-bind-address=:{HEALTH_PORTS['training-operator']}",
+                f"--metrics-bind-address=:{contract.KUBE_PORTS['training-operator']}",
+                f"--health-probe-bind-address=:{contract.KUBE_HEALTH_PORTS['training-operator']}",
                 f"--webhook-server-port={contract.TRAINING_OPERATOR_WEBHOOK_PORT}",
             ),
             # ready once its certificates are in place and its webhook server listens (cmd/.../main.go)
-            f"http://127.0.0.1:{HEALTH_PORTS['training-operator']}/readyz",
+            f"http://127.0.0.1:{contract.KUBE_HEALTH_PORTS['training-operator']}/readyz",
             kubeconfig("training-operator"),
         ),
     ]
@@ -305,7 +303,9 @@ def run(pools: list[str], verbosity: int, log_dir: Path) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    admin = Client(PKI / "admin.kubeconfig", server=f"https://127.0.0.1:{PORTS['kube-apiserver']}")
+    admin = Client(
+        PKI / "admin.kubeconfig", server=f"https://127.0.0.1:{contract.KUBE_PORTS['kube-apiserver']}"
+    )
     try:
         for proc in processes(pools, verbosity):
             log = (log_dir / f"{proc.name}.log").open("wb")  # a new cluster's log

@@ -30,6 +30,7 @@ from typing import Any
 
 from lab.dcgm.shim import ListeningHTTPServer
 from lab.dcgm.shim import serve as serve_dcgm
+from lab import contract
 from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
 from lab.kube import controlplane, manifests, view
 from lab.kube.api import ApiError, Client, documents, wait_until
@@ -414,7 +415,7 @@ def drive(
     wait_until(driver.client.ready, 300, "kube-apiserver /readyz")
     wait_until(lambda: _listable(driver.client, "Queue"), 300, "KAI's Queue CRD")
     # A PyTorchJob is admitted only through the operator's webhook: the operator must be ready first.
-    operator = f"http://127.0.0.1:{controlplane.PORTS['training-operator'] + 1}/readyz"
+    operator = f"http://127.0.0.1:{contract.KUBE_HEALTH_PORTS['training-operator']}/readyz"
     wait_until(lambda: controlplane.answers(operator), 300, "the training operator's /readyz")
     _clear_outputs(driver.out)
     driver.dcgm = DcgmBridge(

@@ -28,9 +28,9 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+from lab import contract
 from lab.dcgm.shim import ListeningHTTPServer
 from lab.dcgm.shim import serve as serve_dcgm
-from lab import contract
 from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
 from lab.kube import controlplane, manifests, view
 from lab.kube.api import ApiError, Client, documents, wait_until

@@ -33,11 +33,11 @@ from typing import Any
 from capture_kube import CAPTURE_DIR, run_lab, scrape_in_container
 
 from lab import contract
-from lab.kube import controlplane, manifests
+from lab.kube import manifests
 from lab.kube.api import Client
 from lab.kube.driver import LONG_RUN_S
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
-from lab.runai.arrivals import Arrivals
+from lab.runai import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 EVENTS_PER_KIND = 3
@@ -172,12 +172,12 @@ def _write(
     operator = (logs / "training-operator.log").read_text(errors="replace").splitlines()
     (out / "training-operator.log").write_text("\n".join(operator[:LOG_LINES]) + "\n")
     container = contract.container_name(bp.name, "runai")
-    kai = scrape_in_container(container, controlplane.scheduler_port(0)).splitlines()
+    kai = scrape_in_container(container, contract.kai_scheduler_port(0)).splitlines()
     (out / "metrics-kai-scheduler-default-gangs.txt").write_text(
         "\n".join(line for line in kai if line.startswith("#") or "pg-gang-" in line) + "\n"
     )
     (out / "metrics-training-operator.txt").write_text(
-        scrape_in_container(container, controlplane.PORTS["training-operator"])
+        scrape_in_container(container, contract.KUBE_PORTS["training-operator"])
     )
 
 

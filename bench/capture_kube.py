@@ -20,7 +20,6 @@ from pathlib import Path
 
 from lab import contract, versions
 from lab.contract import container_name
-from lab.kube import controlplane
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
 from lab.spec.runai_blueprint import load
 
@@ -93,11 +92,11 @@ def main() -> int:
                 lines = log.read_text(encoding="utf-8", errors="replace").splitlines()[:LOG_LINES]
                 (out / log.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
             ports = {
-                f"kai-scheduler-{p.name}": controlplane.scheduler_port(i)
+                f"kai-scheduler-{p.name}": contract.kai_scheduler_port(i)
                 for i, p in enumerate(model.node_pools)
             }
             ports |= {
-                n: controlplane.PORTS[n] for n in ("kube-state-metrics", "kai-queuecontroller", "kai-binder")
+                n: contract.KUBE_PORTS[n] for n in ("kube-state-metrics", "kai-queuecontroller", "kai-binder")
             }
             ports["runai-driver"] = contract.RUNAI_API_PORT
             for name, port in ports.items():

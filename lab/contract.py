@@ -27,6 +27,43 @@ DCGM_EXPORTER_PORT = 9400  # dcgm-exporter's default listen port (:9400)
 RUNAI_API_PORT = 9590  # the Run:ai driver's runai_* /metrics (docs/runai.md)
 RUNAI_DCGM_FIRST_PORT = 9591  # node i of a Run:ai blueprint serves its DCGM target on 9591 + i
 KUBE_APISERVER_PORT = 6443  # kube-apiserver's --secure-port default, in the Run:ai lab's container
+
+# The other Kubernetes processes of the Run:ai lab (lab/kube/controlplane.py), in its container and never
+# published. KAI's binaries (v0.13.0 cmd/*/app/options.go), kube-state-metrics and the training operator
+# all default to :8080 for metrics and :8081 for health probes, telemetry or KAI's plugin server, so
+# each process gets its own ports here.
+ETCD_CLIENT_PORT = 2379  # etcd's default --listen-client-urls port, on 127.0.0.1 only
+ETCD_PEER_PORT = 2380  # etcd's default --listen-peer-urls port, on 127.0.0.1 only
+# The port each process serves its /metrics on (the API server: its clients), by process name.
+KUBE_PORTS = {
+    "kube-apiserver": KUBE_APISERVER_PORT,
+    # --port defaults to 8080 (v2.15.0 pkg/options/options.go), which the podgroup controller keeps.
+    "kube-state-metrics": 8085,
+    # kwokctl's own --server-address port for kwok (v0.7.0 pkg/kwokctl/components/kwok_controller.go).
+    "kwok": 10247,
+    "kai-binder": 8280,  # --metrics-bind-address, default :8080
+    "kai-podgrouper": 8282,  # --metrics-bind-address, default :8080
+    "kai-queuecontroller": 8284,  # --metrics-listen-address, default :8080
+    # controller-runtime's default :8080: the binary's --metrics-bind-address does not reach its manager
+    # at v0.13.0 (cmd/podgroupcontroller/app/app.go), so it keeps 8080 and nothing else here may take it.
+    "kai-podgroupcontroller": 8080,
+    # --metrics-bind-address, default :8080 (v1.9.3 cmd/training-operator.v1/main.go).
+    "training-operator": 8288,
+}
+# Health probes (--health-probe-bind-address, default :8081) and kube-state-metrics' own metrics
+# (--telemetry-port, default 8081, on 127.0.0.1 only), by process name.
+KUBE_HEALTH_PORTS = {
+    "kube-state-metrics": 8086,
+    "kai-binder": 8281,
+    "kai-podgrouper": 8283,
+    "kai-podgroupcontroller": 8287,
+    "training-operator": 8289,
+}
+TRAINING_OPERATOR_WEBHOOK_PORT = 9443  # its --webhook-server-port default (v1.9.3)
+# One KAI scheduler per node pool: pool i serves its metrics (--listen-address, default :8080) on
+# 8180 + i and its plugin server (--plugin-server-port, default 8081) on 8190 + i.
+KAI_SCHEDULER_FIRST_PORT = 8180
+KAI_SCHEDULER_PLUGIN_FIRST_PORT = 8190
 # 127.0.0.1 on the host: beside a Slurm lab's 9090, and the API server off 6443 (a real cluster's).
 RUNAI_HOST_PORTS = {
     "runai": RUNAI_API_PORT,
@@ -91,6 +128,20 @@ def image_tag(name: str) -> str:
 
 def role_image(role: str) -> str:
     return image_tag(role)
+
+
+def kai_scheduler_port(pool_index: int) -> int:
+    """The metrics port of the KAI scheduler of the blueprint's node pool ``pool_index``."""
+    return KAI_SCHEDULER_FIRST_PORT + pool_index
+
+
+def kai_scheduler_plugin_port(pool_index: int) -> int:
+    return KAI_SCHEDULER_PLUGIN_FIRST_PORT + pool_index
+
+
+def runai_dcgm_port(node_index: int) -> int:
+    """The port of the DCGM target of the Run:ai blueprint's node ``node_index`` (pools in order)."""
+    return RUNAI_DCGM_FIRST_PORT + node_index
 
 
 def shared_dir(lab: str) -> Path:

@@ -136,7 +136,7 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "--pod-resources",
         type=Path,
         help="LAB: Kubernetes mode reads GPU->pod assignments from this JSON file "
-        "(written by the Run:ai emulator) instead of the kubelet socket",
+        "(written by the Run:ai lab's device assignment) instead of the kubelet socket",
     )
     lab.add_argument("--seed", type=int, default=0, help="LAB: seed of the value model (default 0)")
     return parser

@@ -7,7 +7,8 @@ pod attributes. Without a kubelet socket the series pass through and nothing is 
 A failing pod-resources call does not fail the scrape: WARN ``Failed to get pod mappings`` with the
 error, and no pod attributes on any series (:332-336).
 
-The lab has no kubelet, so the Run:ai emulator writes the same answer to a JSON file
+The lab has no kubelet, so the Run:ai lab's device assignment (``lab/kube/devices.py``, through
+``lab/runai/dcgm_bridge.py``) writes the same answer to a JSON file
 (``--pod-resources FILE``, lab-only), re-read on every scrape like the socket is queried::
 
     {"nodes": {"gpu-node-001": {"0": {"pod": "train-7f9c-0", "namespace": "team-a",

@@ -17,7 +17,7 @@ from lab.bringup import container_specs, engine, lifecycle, lock, running
 from lab.bringup.provision import ProvisionError
 from lab.contract import container_name
 from lab.kinds.base import UpOptions
-from lab.kube import binaries, controlplane, pki
+from lab.kube import binaries, pki
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build as prometheus_ui
@@ -36,7 +36,7 @@ def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
     def job(name: str, why: str, port: int) -> dict[str, Any]:
         return {"name": name, "why": why, "targets": [{"address": f"runai:{port}"}]}
 
-    ports = controlplane.PORTS
+    ports = contract.KUBE_PORTS
     jobs: list[dict[str, Any]] = [
         job(
             "runai",
@@ -54,7 +54,7 @@ def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
             job(
                 f"kai-{pool.name}",
                 f"KAI scheduler of node pool {pool.name}.",
-                controlplane.scheduler_port(index),
+                contract.kai_scheduler_port(index),
             )
         )
     for component in ("kai-binder", "kai-podgrouper", "kai-queuecontroller", "kai-podgroupcontroller"):
@@ -72,7 +72,7 @@ def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
             "why": "dcgm-exporter in Kubernetes mode, one target per node, instance <node>:9400.",
             "targets": [
                 {
-                    "address": f"runai:{contract.RUNAI_DCGM_FIRST_PORT + index}",
+                    "address": f"runai:{contract.runai_dcgm_port(index)}",
                     "instance": f"{node}:{contract.DCGM_EXPORTER_PORT}",
                 }
                 for index, node in enumerate(node_names(model))

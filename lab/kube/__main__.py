@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     dcgm = {n: f"{host}:{int(first) + i}" for i, n in enumerate(nodes)}
     client = Client(
         controlplane.PKI / "runai-driver.kubeconfig",
-        server=f"https://127.0.0.1:{controlplane.PORTS['kube-apiserver']}",
+        server=f"https://127.0.0.1:{contract.KUBE_APISERVER_PORT}",
     )
     args.out.mkdir(parents=True, exist_ok=True)
     driver = Driver(

@@ -8,8 +8,9 @@ the same state. Processes start in dependency order, each waited for until it an
 and the components' RBAC are applied before KAI starts. If any process exits, the others are stopped
 and the supervisor exits non-zero (``lab-daemon check`` then reports it). Logs: ``<out>/logs/<name>.log``.
 
-Ports (inside the container; only the API server is published, on the host's 127.0.0.1):
-:data:`PORTS`. etcd and the controller manager listen on loopback only.
+Ports (inside the container; only the API server is published, on the host's 127.0.0.1) are the
+contract's (:data:`lab.contract.KUBE_PORTS` and its neighbours). etcd and the controller manager
+listen on loopback only.
 """
 
 from __future__ import annotations
@@ -35,20 +36,9 @@ PKI = Path(contract.KUBE_PKI_MOUNT)  # the lab's credentials, read-only (lab.kub
 BIN = Path(contract.KUBE_BUILD_MOUNT) / "bin"  # the cached build, read-only (lab.kube.binaries)
 ETCD_DATA = Path("/var/lib/aifactory-lab/etcd")
 NODE_ANNOTATION = "kwok.x-k8s.io/node=fake"  # kwok manages the nodes that carry it (kwok docs)
-PORTS = {
-    "kube-apiserver": contract.KUBE_APISERVER_PORT,
-    "kube-state-metrics": 8085,
-    "kwok": 10247,
-    "kai-binder": 8280,
-    "kai-podgrouper": 8282,
-    "kai-queuecontroller": 8284,
-    # controller-runtime's default :8080; the binary's --metrics-bind-address does not reach its
-    # manager at v0.13.0, so it keeps 8080 and nothing else here may take it.
-    "kai-podgroupcontroller": 8080,
-    "training-operator": 8288,  # metrics; its health probes on 8289, its webhook on 9443
-}
-SCHEDULER_FIRST_PORT = 8180  # the scheduler of node pool i serves its metrics on 8180 + i
-SCHEDULER_PLUGIN_FIRST_PORT = 8190  # and its plugin server on 8190 + i (the flag's default 8081 clashes)
+PORTS = contract.KUBE_PORTS  # by process name: metrics (the API server: its clients)
+HEALTH_PORTS = contract.KUBE_HEALTH_PORTS  # by process name: health probes, kube-state-metrics' telemetry
+ETCD_URL = f"http://127.0.0.1:{contract.ETCD_CLIENT_PORT}"
 # The pod and node labels kube-state-metrics exposes on kube_pod_labels / kube_node_labels: the queue,
 # node pool, Run:ai project and user (kube-state-metrics drops labels not allowed explicitly).
 KSM_LABELS = (
@@ -66,10 +56,6 @@ class Process:
     env: dict[str, str] = field(default_factory=dict)
 
 
-def scheduler_port(index: int) -> int:
-    return SCHEDULER_FIRST_PORT + index
-
-
 def processes(pools: list[str], verbosity: int) -> list[Process]:
     """Every process in start order (pure: the argv is what the unit tests check)."""
 
@@ -85,18 +71,18 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
                 "etcd",
                 "--name=lab",
                 f"--data-dir={ETCD_DATA}",
-                "--listen-client-urls=http://127.0.0.1:2379",
-                "--advertise-client-urls=http://127.0.0.1:2379",
-                "--listen-peer-urls=http://127.0.0.1:2380",
+                f"--listen-client-urls={ETCD_URL}",
+                f"--advertise-client-urls={ETCD_URL}",
+                f"--listen-peer-urls=http://127.0.0.1:{contract.ETCD_PEER_PORT}",
                 "--log-level=warn",
             ),
-            "http://127.0.0.1:2379/health",
+            f"{ETCD_URL}/health",
         ),
         Process(
             "kube-apiserver",
             (
                 str(BIN / "kube-apiserver"),
-                "--etcd-servers=http://127.0.0.1:2379",
+                f"--etcd-servers={ETCD_URL}",
                 "--bind-address=0.0.0.0",
                 f"--secure-port={PORTS['kube-apiserver']}",
                 f"--tls-cert-file={pki['apiserver.crt']}",
@@ -147,7 +133,7 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
                 "--host=0.0.0.0",
                 f"--port={PORTS['kube-state-metrics']}",
                 "--telemetry-host=127.0.0.1",
-                "--telemetry-port=8086",
+                f"--telemetry-port={HEALTH_PORTS['kube-state-metrics']}",
                 "--resources=namespaces,nodes,pods,jobs",
                 f"--metric-labels-allowlist={KSM_LABELS}",
             ),
@@ -162,13 +148,13 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
                     str(BIN / "kai-scheduler"),
                     "--scheduler-name=kai-scheduler",
                     f"--partition-label-value={pool}",
-                    f"--listen-address=:{scheduler_port(index)}",
-                    f"--plugin-server-port={SCHEDULER_PLUGIN_FIRST_PORT + index}",
+                    f"--listen-address=:{contract.kai_scheduler_port(index)}",
+                    f"--plugin-server-port={contract.kai_scheduler_plugin_port(index)}",
                     f"--v={verbosity}",
                     "--update-pod-eviction-condition=true",
                     "--leader-elect=false",
                 ),
-                f"http://127.0.0.1:{scheduler_port(index)}/metrics",
+                f"http://127.0.0.1:{contract.kai_scheduler_port(index)}/metrics",
                 kubeconfig("kai-scheduler"),
             )
         )
@@ -178,7 +164,7 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
             (
                 str(BIN / "kai-binder"),
                 f"--metrics-bind-address=:{PORTS['kai-binder']}",
-                f"--health-probe-bind-address=:{PORTS['kai-binder'] + 1}",
+                f"--health-probe-bind-address=:{HEALTH_PORTS['kai-binder']}",
             ),
             f"http://127.0.0.1:{PORTS['kai-binder']}/metrics",
             kubeconfig("kai-binder"),
@@ -188,7 +174,7 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
             (
                 str(BIN / "kai-podgrouper"),
                 f"--metrics-bind-address=:{PORTS['kai-podgrouper']}",
-                f"--health-probe-bind-address=:{PORTS['kai-podgrouper'] + 1}",
+                f"--health-probe-bind-address=:{HEALTH_PORTS['kai-podgrouper']}",
             ),
             f"http://127.0.0.1:{PORTS['kai-podgrouper']}/metrics",
             kubeconfig("kai-podgrouper"),
@@ -208,9 +194,9 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
             (
                 str(BIN / "kai-podgroupcontroller"),
                 "--enable-podgroup-webhook=false",
-                "--health-probe-bind-address=:8287",
+                f"--health-probe-bind-address=:{HEALTH_PORTS['kai-podgroupcontroller']}",
             ),
-            "http://127.0.0.1:8287/readyz",
+            f"http://127.0.0.1:{HEALTH_PORTS['kai-podgroupcontroller']}/readyz",
             kubeconfig("kai-podgroupcontroller"),
         ),
         Process(
@@ -219,11 +205,11 @@ def processes(pools: list[str], verbosity: int) -> list[Process]:
                 str(BIN / "training-operator"),
                 f"--enable-scheme={training_operator.SCHEME}",
                 f"--metrics-bind-address=:{PORTS['training-operator']}",
-                f"--health-probe-bind-address=:{PORTS['training-operator'] + 1}",
-                f"--webhook-server-port={training_operator.WEBHOOK_PORT}",
+                f"--health-probe-bind-address=:{HEALTH_PORTS['training-operator']}",
+                f"--webhook-server-port={contract.TRAINING_OPERATOR_WEBHOOK_PORT}",
             ),
             # ready once its certificates are in place and its webhook server listens (cmd/.../main.go)
-            f"http://127.0.0.1:{PORTS['training-operator'] + 1}/readyz",
+            f"http://127.0.0.1:{HEALTH_PORTS['training-operator']}/readyz",
             kubeconfig("training-operator"),
         ),
     ]

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from lab.dcgm.kubernetes import PodInfo
+from lab.dcgm.shim import PodInfo
 
 log = logging.getLogger(__name__)
 

@@ -35,11 +35,7 @@ from lab.kube import controlplane, manifests, view
 from lab.kube.api import ApiError, Client, documents, wait_until
 from lab.kube.devices import BoundPod, DeviceAssigner
 from lab.paths import atomic_write
-from lab.runai.arrivals import Arrivals, poisson
-from lab.runai.cluster_state import Workload
-from lab.runai.dcgm_bridge import DcgmBridge
-from lab.runai.expfmt import render
-from lab.runai.series_runai import ClusterState, runai_samples
+from lab.runai import Arrivals, ClusterState, DcgmBridge, Workload, poisson, render, runai_samples
 from lab.spec.runai_blueprint import RunaiBlueprint, WorkloadClass
 
 log = logging.getLogger("lab.kube.driver")

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from lab.kube.api import Obj
-from lab.runai.cluster_state import CONTAINER, Workload
+from lab.runai import CONTAINER, Workload
 from lab.spec.runai_blueprint import UNLIMITED, PoolQuota, RunaiBlueprint
 
 NODE_POOL_LABEL = "kai.scheduler/node-pool"  # KAI DefaultNodePoolLabelKey

@@ -24,13 +24,13 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from lab import contract
 from lab.kube.api import ApiError, Client, Obj, documents
 
 NAMESPACE = "kubeflow"  # pkg/cert defaultOperatorNamespace (MY_POD_NAMESPACE unset)
 SERVICE_NAME = "training-operator"  # --webhook-service-name default
 SECRET_NAME = "training-operator-webhook-cert"  # --webhook-secret-name default
 WEBHOOK_CONFIGURATION = "validator.training-operator.kubeflow.org"  # cmd/training-operator.v1/main.go
-WEBHOOK_PORT = 9443  # --webhook-server-port default
 CERT_DIR = Path("/tmp/k8s-webhook-server/serving-certs")  # pkg/cert certDir
 DNS_NAME = f"{SERVICE_NAME}.{NAMESPACE}.svc"  # the serving certificate's name (pkg/cert)
 # The one kind the lab runs: the operator starts only this controller (--enable-scheme) and only its
@@ -52,7 +52,7 @@ def webhook_configuration(tag_manifest: str) -> Obj:
         )
     (hook,) = hooks
     path = hook["clientConfig"]["service"]["path"]
-    hook["clientConfig"] = {"url": f"https://{DNS_NAME}:{WEBHOOK_PORT}{path}"}
+    hook["clientConfig"] = {"url": f"https://{DNS_NAME}:{contract.TRAINING_OPERATOR_WEBHOOK_PORT}{path}"}
     return {
         "apiVersion": configuration["apiVersion"],
         "kind": "ValidatingWebhookConfiguration",

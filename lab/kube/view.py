@@ -16,8 +16,7 @@ from typing import Any
 
 from lab.kube.devices import DeviceAssigner
 from lab.kube.manifests import DCGM_CLASS_ANNOTATION, GPU_RESOURCE
-from lab.runai.cluster_state import Node, Phase, Pod, PodPhase, Workload, nodes_of
-from lab.runai.dcgm_bridge import GpuStat
+from lab.runai import GpuStat, Node, Phase, Pod, PodPhase, Workload, nodes_of
 from lab.spec.runai_blueprint import PRIORITY_CLASSES, RunaiBlueprint
 
 Obj = dict[str, Any]

@@ -1,4 +1,4 @@
-"""Run:ai construct: the ``runai_*`` families (Run:ai 2.18) and the Run:ai view of a cluster.
+"""Run:ai construct: the ``runai_*`` families (Run:ai docs 2.18) and the Run:ai view of a cluster.
 
 In a Run:ai lab the real KAI Scheduler decides on a real Kubernetes (:mod:`lab.kube`); this package
 holds what the lab's driver adds to it: the workload mix it submits (``arrivals``), the plain state
@@ -6,7 +6,37 @@ its view of the API server's objects fills (``cluster_state``), the ``runai_*`` 
 that state (``series_runai``, rendered by ``expfmt``), and the bridge of GPUs to the DCGM shim
 (``dcgm_bridge``). Run:ai's own control plane is proprietary, so its families are emulated at a pinned
 docs version and carry only names those docs confirm (``signals/runai.md``, the table in
-:mod:`lab.runai.sourced_families`). ``joins`` is the documented PromQL walk over the lab's series.
+``sourced_families``). ``joins`` is the documented PromQL walk over the lab's series.
+
+This module is the construct's public face: what :mod:`lab.kube`, the tests and the benchmarks use of
+it, and nothing else. Nothing in ``lab.runai`` is imported from outside the package but through here.
 """
 
-RUNAI_DOCS_VERSION = "2.18"  # run-ai/docs docs/developer/metrics/metrics.md, 2.17/2.18 generation
+from __future__ import annotations
+
+from lab.runai.arrivals import Arrivals, poisson
+from lab.runai.cluster_state import CONTAINER, Node, Phase, Pod, PodPhase, Workload, nodes_of
+from lab.runai.dcgm_bridge import DcgmBridge, GpuStat
+from lab.runai.expfmt import render
+from lab.runai.joins import walk
+from lab.runai.series_runai import ClusterState, runai_samples
+from lab.runai.sourced_families import RUNAI_FAMILIES
+
+__all__ = [
+    "CONTAINER",
+    "RUNAI_FAMILIES",
+    "Arrivals",
+    "ClusterState",
+    "DcgmBridge",
+    "GpuStat",
+    "Node",
+    "Phase",
+    "Pod",
+    "PodPhase",
+    "Workload",
+    "nodes_of",
+    "poisson",
+    "render",
+    "runai_samples",
+    "walk",
+]

@@ -19,13 +19,12 @@ import pytest
 
 from lab import contract, promql, versions
 from lab.kinds import runai_lab
-from lab.kube import controlplane, manifests
+from lab.kube import manifests
 from lab.kube.api import ApiError, Client
 from lab.kube.driver import LONG_RUN_S
 from lab.kube.view import gpus_of
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
-from lab.runai.arrivals import Arrivals
-from lab.runai.joins import walk
+from lab.runai import Arrivals, walk
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 from .conftest import delivered, run_lab, silent_panels, unix_time, wait_for
@@ -87,14 +86,14 @@ def runai() -> Iterator[RunaiBlueprint]:
 
 
 def test_prometheus_scrapes_every_target(runai: RunaiBlueprint) -> None:
-    ports = controlplane.PORTS
+    ports = contract.KUBE_PORTS
     expected = {
         ("runai", f"runai:{contract.RUNAI_API_PORT}"),
         ("kube-state-metrics", f"runai:{ports['kube-state-metrics']}"),
         ("prometheus", "localhost:9090"),
     }
     expected |= {
-        (f"kai-{p.name}", f"runai:{controlplane.scheduler_port(i)}") for i, p in enumerate(runai.node_pools)
+        (f"kai-{p.name}", f"runai:{contract.kai_scheduler_port(i)}") for i, p in enumerate(runai.node_pools)
     }
     expected |= {
         (c, f"runai:{ports[c]}")

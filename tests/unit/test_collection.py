@@ -36,7 +36,15 @@ SCRIPTS = {
     "roles/dcgm_health_check/files/dcgm-xid-check": PROJECT_ROOT / "healthcheck" / "dcgm-xid-check",
     "roles/prometheus/files/alert_receiver.py": PROJECT_ROOT / "lab" / "alert_receiver.py",
 }
-LAB_ONLY = ("dcgm_shim", "runai_emulator", "slurm_common", "slurmctld", "slurmd", "slurmdbd", "slurmrestd")
+LAB_ONLY = (
+    "dcgm_shim",
+    "runai_control_plane",
+    "slurm_common",
+    "slurmctld",
+    "slurmd",
+    "slurmdbd",
+    "slurmrestd",
+)
 SLURM_CASES = [
     ("default.yaml", "container"),
     ("default.yaml", "systemd"),

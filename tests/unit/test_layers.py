@@ -1,6 +1,6 @@
 """The house rules of lab/ (ARCHITECTURE.md), read from the source with ast: nothing imports upward,
-one construct uses another only through its public module, the node images' code is stdlib-only, and
-no two modules share a name."""
+one construct uses another only through its public module (lab.dcgm and lab.runai are used through theirs
+from everywhere), the node images' code is stdlib-only, and no two modules share a name."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ LAYERS = {
     "lab.kinds": 5,
 }
 COMMAND_LINE = 6
-PUBLIC = {"lab.dcgm": "lab.dcgm.shim"}  # what other constructs may import of a construct
+# A construct's public module: all that any module outside the construct may import of it.
+PUBLIC = {"lab.dcgm": "lab.dcgm.shim", "lab.runai": "lab.runai"}
 REPEATABLE_NAMES = {"__init__.py", "__main__.py", "cli.py"}
 
 
@@ -97,6 +98,18 @@ def test_constructs_use_each_other_through_their_public_module(path: Path) -> No
             assert imported == PUBLIC.get(target), (
                 f"{path.relative_to(PROJECT_ROOT)}:{line}: {module} imports {imported}; "
                 f"use {PUBLIC.get(target, 'a public module of ' + target)}"
+            )
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_a_construct_with_a_public_module_is_used_only_through_it(path: Path) -> None:
+    """Beyond the constructs' own layer: the Kubernetes path, the analyses, the kinds and the CLI too."""
+    module = _module(path)
+    for line, imported in _imports(path):
+        target = _package(imported)
+        if target in PUBLIC and target != _package(module):
+            assert imported == PUBLIC[target], (
+                f"{path.relative_to(PROJECT_ROOT)}:{line}: {module} imports {imported}; use {PUBLIC[target]}"
             )
 
 

@@ -17,8 +17,7 @@ from lab.kube import manifests, view
 from lab.kube.api import Obj
 from lab.kube.devices import DeviceAssigner
 from lab.kube.driver import bound_pods
-from lab.runai.arrivals import Arrivals
-from lab.runai.dcgm_bridge import DcgmBridge
+from lab.runai import Arrivals, DcgmBridge
 from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, load
 
 BP = load(DEFAULT_RUNAI_BLUEPRINT)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
+from lab import contract
 from lab.kube import controlplane
 from lab.kube.stages import POD_TERMINATE
 
@@ -35,11 +38,30 @@ def test_one_kai_scheduler_per_node_pool_each_on_its_own_ports() -> None:
     assert default.env == {"KUBECONFIG": "/etc/kubernetes/pki/kai-scheduler.kubeconfig"}
 
 
-def test_webhooks_are_off_and_every_listening_port_is_distinct() -> None:
+def test_webhooks_are_off_and_every_listening_port_is_the_contracts_and_distinct() -> None:
     assert "--enable-webhook=false" in BY_NAME["kai-queuecontroller"].argv
     assert "--enable-podgroup-webhook=false" in BY_NAME["kai-podgroupcontroller"].argv
-    ports = [*controlplane.PORTS.values(), 8180, 8181, 8190, 8191, 8281, 8283, 8287, 8086]
+    listening = {
+        int(found[2])
+        for proc in PROCS
+        for arg in proc.argv
+        if (found := re.fullmatch(r"--([a-z-]+)=(?:\S*:)?(\d+)", arg))
+        and found[1].rsplit("-", 1)[-1] in ("port", "address", "urls")
+        and not found[1].startswith("advertise")
+    }
+    ports = [
+        *contract.KUBE_PORTS.values(),
+        *contract.KUBE_HEALTH_PORTS.values(),
+        contract.ETCD_CLIENT_PORT,
+        contract.ETCD_PEER_PORT,
+        contract.TRAINING_OPERATOR_WEBHOOK_PORT,
+        *(contract.kai_scheduler_port(i) for i in range(2)),
+        *(contract.kai_scheduler_plugin_port(i) for i in range(2)),
+    ]
     assert len(ports) == len(set(ports))
+    # every port a process is told to listen on is one of the contract's (the podgroup controller's
+    # metrics port is its default, which no flag names)
+    assert listening == set(ports) - {contract.KUBE_PORTS["kai-podgroupcontroller"]}
 
 
 def test_the_labs_own_kwok_stage_terminates_deleted_pods() -> None:

@@ -8,7 +8,7 @@ from lab.capture import signals
 from lab.exposition import parse, parse_samples
 from lab.kube.driver import bound_pods, runai_metrics
 from lab.paths import PROJECT_ROOT
-from lab.runai.sourced_families import RUNAI_FAMILIES
+from lab.runai import RUNAI_FAMILIES
 
 from .api_objects import NODE, VICTIM, WAITING, busy
 

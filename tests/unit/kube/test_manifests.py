@@ -7,7 +7,7 @@ import random
 
 from lab.kube import manifests
 from lab.paths import BLUEPRINTS_DIR
-from lab.runai.arrivals import Arrivals
+from lab.runai import Arrivals
 from lab.spec.runai_blueprint import load
 
 BP = load(BLUEPRINTS_DIR / "runai.yaml")

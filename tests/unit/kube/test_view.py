@@ -7,7 +7,7 @@ import pytest
 from lab.kube import view
 from lab.kube.devices import DeviceAssigner
 from lab.paths import BLUEPRINTS_DIR
-from lab.runai.cluster_state import Phase
+from lab.runai import Phase
 from lab.spec.runai_blueprint import load
 
 BP = load(BLUEPRINTS_DIR / "runai.yaml")

@@ -36,7 +36,7 @@ from lab.kube import manifests
 from lab.kube.api import Client
 from lab.kube.driver import LONG_RUN_S
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
-from lab.runai.arrivals import Arrivals
+from lab.runai import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 CAPTURE_DIR = PROJECT_ROOT / "captures" / f"journeys-runai-kai-{versions.KAI_SCHEDULER_VERSION.lstrip('v')}"

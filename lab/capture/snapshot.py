@@ -46,7 +46,7 @@ class Snapshot:
     alert: Mapping[str, str]  # the ALERTS series of the journey's alert (alertname and its labels)
     panels: tuple[Panel, ...]
     window: tuple[float, float] | None = None  # Unix seconds; None: the capture's whole window
-    fault: tuple[float, str] | None = None  # when the journey's fault went in (Unix seconds), and what it was
+    faults: tuple[tuple[float, str], ...] = ()  # when the journey's faults went in (Unix seconds), and what
 
 
 SHIPPED = (
@@ -79,7 +79,7 @@ SHIPPED = (
             ),
         ),
         window=(1796293950.0, 1796294250.0),  # 10:32:30-10:37:30 UTC, job 28's part of the capture
-        fault=(1796294025.0, "fault: XID 79 on GPU 3"),  # 10:33:45, the capture's README
+        faults=((1796294025.0, "fault: XID 79 on GPU 3"),),  # 10:33:45, the capture's README
     ),
     Snapshot(
         "gpu-fault-runai",
@@ -116,7 +116,7 @@ SHIPPED = (
                 "GPUs",
             ),
         ),
-        fault=(1796516220.1, "fault: XID 79 on GPU 0"),  # 00:17:00.1, the capture's window.json
+        faults=((1796516220.1, "fault: XID 79 on GPU 0"),),  # 00:17:00.1, the capture's window.json
     ),
     Snapshot(
         "throttled-slurm",
@@ -146,7 +146,7 @@ SHIPPED = (
                 "W",
             ),
         ),
-        fault=(1796360866.0, "fault: power brake on GPU 1"),  # 05:07:46, the capture's README
+        faults=((1796360866.0, "fault: power brake on GPU 1"),),  # 05:07:46, the capture's README
     ),
     Snapshot(
         "throttled-runai",
@@ -177,7 +177,7 @@ SHIPPED = (
                 "W",
             ),
         ),
-        fault=(1796515748.8, "fault: power brake on GPU 3"),  # 00:09:08.8, the capture's window.json
+        faults=((1796515748.8, "fault: power brake on GPU 3"),),  # 00:09:08.8, the capture's window.json
     ),
     Snapshot(
         "starved-slurm",
@@ -196,6 +196,38 @@ SHIPPED = (
             ),
         ),
         window=(1796293350.0, 1796295000.0),  # 10:22:30-10:50:00 UTC: the wait, pending and firing
+    ),
+    Snapshot(
+        "starved-runai",
+        "journeys-runai-kai-0.13.0/starved",
+        "Slow job, starved: team-a's gang dist-00002 reclaimed twice for team-b's quota "
+        "(RunaiWorkloadReclaimedRepeatedly)",
+        {"alertname": "RunaiWorkloadReclaimedRepeatedly", "workload_name": "dist-00002"},
+        (
+            Panel(
+                "GPUs allocated to team-a's gangs (runai_allocated_gpu_count_per_workload)",
+                "runai-allocated-gpu-count-per-workload",
+                {"workload_name": "dist-0000[12]"},
+                ("workload_name",),
+                "GPUs",
+            ),
+            Panel(
+                "evictions KAI counted for dist-00002's gang of 2 (kai_pod_group_evicted_pods_total)",
+                "kai-pod-group-evicted-pods-total",
+                {"podgroup": "pg-dist-00002-.*"},
+                ("action",),
+                "pods",
+            ),
+            Panel(
+                "GPUs allocated per queue; quota: team-a 24, team-b 16 (kai_queue_allocated_gpus)",
+                "kai-queue-allocated-gpus",
+                {"queue_name": "team-[ab]-default"},
+                ("queue_name",),
+                "GPUs",
+            ),
+        ),
+        # 00:36:02.5 and 00:36:42.5, KAI's log lines (the capture's window.json)
+        faults=((1796517362.5, "1st reclaim of dist-00002"), (1796517402.5, "2nd reclaim of dist-00002")),
     ),
 )
 
@@ -243,6 +275,18 @@ def _runs(times: Sequence[float]) -> list[tuple[float, float]]:
     return [(start, end + SCRAPE_S) for start, end in runs]
 
 
+def _broken_at_gaps(samples: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The samples as steps that each hold until the next scrape, broken (a NaN) where the next sample
+    is a missed scrape or more away: the line stops where the series was absent (a pod that released
+    its GPU, a gang reclaimed, Prometheus down) instead of bridging the gap, and a lone sample shows."""
+    broken: list[tuple[float, float]] = []
+    for index, (moment, value) in enumerate(samples):
+        broken.append((moment, value))
+        if index + 1 == len(samples) or samples[index + 1][0] - moment > 1.5 * SCRAPE_S:
+            broken += [(moment + SCRAPE_S, value), (moment + SCRAPE_S, float("nan"))]
+    return broken
+
+
 def render(snapshot: Snapshot, out: Path, captures: Path = CAPTURES) -> Path:
     """Draw ``snapshot`` to ``out`` (a temporary name renamed into place)."""
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, num2date
@@ -255,13 +299,13 @@ def render(snapshot: Snapshot, out: Path, captures: Path = CAPTURES) -> Path:
     axes = figure.subplots(len(snapshot.panels), 1, sharex=True, squeeze=False)[:, 0]
     for ax, panel in zip(axes, snapshot.panels, strict=True):
         for legend, samples in load_series(capture, panel):
-            shown = [(t, v) for t, v in samples if low <= t <= high]
+            shown = _broken_at_gaps([(t, v) for t, v in samples if low <= t <= high])
             if shown:
                 ax.plot([_when(t) for t, _ in shown], [v for _, v in shown], drawstyle="steps-post",
                         linewidth=1.2, label=legend or panel.series)  # fmt: skip
-        if snapshot.fault and low <= snapshot.fault[0] <= high:
-            when, what = snapshot.fault
-            ax.axvline(_when(when), color="black", linestyle="--", linewidth=1.0, label=what)
+        for (when, what), style in zip(snapshot.faults, ("--", ":", "-."), strict=False):
+            if low <= when <= high:
+                ax.axvline(_when(when), color="black", linestyle=style, linewidth=1.0, label=what)
         for state, (colour, alpha) in _SHADE.items():
             for index, (start, end) in enumerate(spans[state]):
                 if end >= low and start <= high:

@@ -93,3 +93,21 @@ def test_the_runai_gpu_fault_snapshot_shows_the_pod_gone_from_its_gpu_before_the
     assert first_xid <= firing[0]
     ((_, healthy),) = snapshot.load_series(capture, shot.panels[3])
     assert [value for moment, value in healthy if moment < first_xid][-1] == 8 and healthy[-1][1] == 7
+
+
+def test_a_line_holds_each_sample_a_scrape_and_stops_where_its_series_was_absent() -> None:
+    broken = snapshot._broken_at_gaps([(0.0, 1.0), (15.0, 1.0), (45.0, 2.0)])  # the scrape of 30 s missed
+    assert broken[:3] == [(0.0, 1.0), (15.0, 1.0), (30.0, 1.0)] and broken[4:6] == [(45.0, 2.0), (60.0, 2.0)]
+    assert [t for t, v in broken if v != v] == [30.0, 60.0]  # NaN: the line breaks there
+
+
+def test_the_runai_starved_snapshot_shows_two_reclaims_counted_before_the_alert_fires() -> None:
+    """Its caption: KAI's counter for the 2-replica gang goes 4, then 8 (2 x 2 per reclaim), and the
+    alert fires after the second reclaim."""
+    shot = _shipped("starved-runai")
+    capture = snapshot.CAPTURES / shot.capture
+    ((_, counted),) = snapshot.load_series(capture, shot.panels[1])
+    assert sorted({value for _, value in counted}) == [4.0, 8.0]
+    second = shot.faults[1][0]
+    (firing,) = snapshot.alert_spans(capture, shot.alert)["firing"]
+    assert second < firing[0] and next(t for t, v in counted if v == 8.0) <= firing[0]

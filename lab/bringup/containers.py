@@ -105,7 +105,8 @@ def find_container(client: docker.DockerClient, lab: str, hostname: str) -> Cont
 
 def _ensure_network(client: docker.DockerClient, lab: str) -> str:
     name = network_name(lab)
-    if not client.networks.list(names=[name]):
+    # The engine's name filter matches a part of a name: lab-runai-scale finds lab-runai-scale-check.
+    if not any(network.name == name for network in client.networks.list(names=[name])):
         client.networks.create(name, driver="bridge", labels={LABEL_LAB: lab})
     return name
 

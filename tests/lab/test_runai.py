@@ -21,7 +21,7 @@ from lab import contract, promql, versions
 from lab.kinds import runai_lab
 from lab.kube import controlplane, manifests
 from lab.kube.api import ApiError, Client
-from lab.kube.driver import LONG_RUN_S
+from lab.kube.scenarios import LONG_RUN_S
 from lab.kube.view import gpus_of
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.runai.arrivals import Arrivals

@@ -560,6 +560,8 @@ def reclaimed_gang() -> Test:
     (counter,) = [s for s in evicted if s["metric"]["podgroup"] == f"pg-{victim}-{uid}"]
     # The first scrape after the second reclaim: the counter's second value.
     rise = next(window.slot(float(t)) for t, _ in counter["values"] if float(t) > second)
+    reclaimed = {s["metric"]["podgroup"][-36:] for s in evicted}  # pg-<owner>-<workload id>
+    requested = [s for s in requested if s["metric"]["workload_id"] in reclaimed]
     (workload,) = [s for s in requested if s["metric"]["workload_id"] == uid]
     wanted = workload["metric"]
     labels = {

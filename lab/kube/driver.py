@@ -6,9 +6,9 @@ software does itself:
 1. Tenancy: KAI's priority classes (the tag's files), project namespaces, KAI Queues and the kwok nodes
    of the blueprint (:mod:`lab.kube.manifests`).
 2. Workloads: the blueprint's arrival mix (:mod:`lab.runai.arrivals`) and the scenario's scripted work
-   (:mod:`lab.kube.scenarios`), submitted as batch/v1 Jobs (one pod) or PyTorchJobs (distributed). KAI's podgrouper, scheduler and
-   binder place them (a PyTorchJob as one gang); kwok runs and ends their pods; the Job controller and
-   Kubeflow's training operator replace preempted pods.
+   (:mod:`lab.kube.scenarios`), submitted as batch/v1 Jobs (one pod) or PyTorchJobs (distributed).
+   KAI's podgrouper, scheduler and binder place them (a PyTorchJob as one gang); kwok runs and ends
+   their pods; the Job controller and Kubeflow's training operator replace preempted pods.
 3. Device assignment, the one emulated step (:mod:`lab.kube.devices`): bound pods get GPU indices,
    handed to the DCGM shim's Kubernetes mode; an XID marks its GPU unhealthy and fails the pod through
    kwok's own failure stage.

@@ -60,7 +60,7 @@ class Scenario:
     """A scenario's progress (its numbers live in the blueprint's ``scenarios``)."""
 
     name: str
-    filled: bool = False
+    filled_at: float | None = None  # preemption-storm: blueprint time of the borrowers' submission
     burst: bool = False
     victim: str | None = None  # gpu-fault: the victim Job's name
     fault: Fault | None = None
@@ -77,10 +77,13 @@ def play(cluster: Cluster, s: Scenario, t: float, dt: float, pods: list[Obj]) ->
                 cluster.submit(cluster.arrivals.make(wclass, t, project=spec.project))
     elif s.name == "preemption-storm":
         storm = bp.scenarios.preemption_storm
-        if not s.filled and t >= storm.fill_at_s:
-            s.filled = True
+        if s.filled_at is None and t >= storm.fill_at_s:
+            s.filled_at = t
             _borrow_free_nodes(cluster, bp.workload_class(storm.borrower_class), storm.borrower, t)
-        if not s.burst and t >= storm.burst_at_s:
+        # The blueprint's gap after the fill, even when the driver's first look came after both times
+        # (a slow start): the borrowers must be running before the claim.
+        gap = storm.burst_at_s - storm.fill_at_s
+        if not s.burst and s.filled_at is not None and t >= max(storm.burst_at_s, s.filled_at + gap):
             s.burst = True
             claimant = bp.workload_class(storm.claimant_class)
             for _ in range(bp.quota(storm.claimant, claimant.nodepool).gpu):

@@ -78,8 +78,22 @@ def test_a_node_with_a_gpu_taken_holds_no_replica_and_a_lone_replica_is_a_job(tm
 
 def test_the_claimant_submits_its_whole_quota_of_one_gpu_workloads_at_the_burst(tmp_path: Path) -> None:
     cluster = Submitting(BP, tmp_path)
-    storm, state = BP.scenarios.preemption_storm, scenarios.Scenario("preemption-storm", filled=True)
+    storm = BP.scenarios.preemption_storm
+    state = scenarios.Scenario("preemption-storm", filled_at=storm.fill_at_s)
     scenarios.play(cluster, state, storm.burst_at_s, 1.0, [])
     quota = BP.quota(storm.claimant, BP.workload_class(storm.claimant_class).nodepool).gpu
     assert len(cluster.submitted) == quota == 16
     assert {(w.project, w.pods_count, w.gpus_per_pod) for w in cluster.submitted} == {("team-b", 1, 1)}
+
+
+def test_after_a_slow_start_the_claim_still_comes_the_blueprints_gap_after_the_fill(tmp_path: Path) -> None:
+    """A driver whose first look is past both times fills first and claims one gap later."""
+    cluster = Submitting(BP, tmp_path)
+    storm, state = BP.scenarios.preemption_storm, scenarios.Scenario("preemption-storm")
+    late = storm.burst_at_s + 300
+    scenarios.play(cluster, state, late, 1.0, [])
+    assert {w.project for w in cluster.submitted} == {"team-a"}
+    scenarios.play(cluster, state, late + storm.burst_at_s - storm.fill_at_s - 1, 1.0, [])
+    assert {w.project for w in cluster.submitted} == {"team-a"}
+    scenarios.play(cluster, state, late + storm.burst_at_s - storm.fill_at_s, 1.0, [])
+    assert sum(w.project == "team-b" for w in cluster.submitted) == 16

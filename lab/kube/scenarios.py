@@ -79,7 +79,7 @@ def play(cluster: Cluster, s: Scenario, t: float, dt: float, pods: list[Obj]) ->
         storm = bp.scenarios.preemption_storm
         if s.filled_at is None and t >= storm.fill_at_s:
             s.filled_at = t
-            _borrow_free_nodes(cluster, bp.workload_class(storm.borrower_class), storm.borrower, t)
+            _borrow_free_gpus(cluster, bp.workload_class(storm.borrower_class), storm.borrower, t, pods)
         # The blueprint's gap after the fill, even when the driver's first look came after both times
         # (a slow start): the borrowers must be running before the claim.
         gap = storm.burst_at_s - storm.fill_at_s
@@ -99,20 +99,37 @@ def _long_run(cluster: Cluster, wclass: WorkloadClass, project: str, t: float, g
 
 
 def gang_sizes(replicas: int, pods: int) -> list[int]:
-    """``replicas`` pods split into gangs of the class's ``pods``, the rest in one smaller gang."""
+    """``replicas`` pods split into gangs of the class's ``pods``, the rest in one smaller gang; a rest of
+    one replica takes one from the last whole gang, so that every gang is a gang (one replica alone,
+    with nothing else to split, is a single-pod workload)."""
     whole, rest = divmod(replicas, pods)
-    return [pods] * whole + ([rest] if rest else [])
+    sizes = [pods] * whole + ([rest] if rest else [])
+    if rest == 1 and whole and pods > 2:
+        sizes[-2:] = [pods - 1, 2]
+    return sizes
 
 
-def _borrow_free_nodes(cluster: Cluster, wclass: WorkloadClass, project: str, t: float) -> None:
+def _borrow_free_gpus(
+    cluster: Cluster, wclass: WorkloadClass, project: str, t: float, pods: list[Obj]
+) -> None:
     """The borrower takes the pool's free GPUs with workloads of its class's shape: a distributed class
-    as gangs of its ``pods`` replicas of its usual ``gpus_per_pod``, as many as the free GPUs hold."""
+    as gangs of its ``pods`` replicas of its usual ``gpus_per_pod``, as many as the free GPUs hold. Free:
+    on no bound pod, and not asked for by a pod of the pool still waiting for KAI (an arrival just
+    submitted would otherwise split a node a replica needs whole)."""
     per_pod = max(wclass.gpus_per_pod, key=lambda gpus: (wclass.gpus_per_pod[gpus], gpus))
     nodes = cluster.bp.pool(wclass.nodepool).node_names()
-    replicas = sum(len(cluster.devices.free(n)) // per_pod for n in nodes)
-    for size in gang_sizes(replicas, wclass.pods):
+    waiting = sum(
+        view.gpus_of(p)
+        for p in pods
+        if not p["spec"].get("nodeName")
+        and p.get("status", {}).get("phase", "Pending") == "Pending"
+        and p["metadata"].get("labels", {}).get(manifests.NODE_POOL_LABEL) == wclass.nodepool
+    )
+    free = [len(cluster.devices.free(n)) for n in nodes]
+    replicas = min(sum(f // per_pod for f in free), (sum(free) - waiting) // per_pod)
+    for size in gang_sizes(max(0, replicas), wclass.pods):
         workload = _long_run(cluster, wclass, project, t, per_pod)
-        workload.pods_count = size  # a remainder of one replica is a single-pod Job (manifests.workload)
+        workload.pods_count = size  # one replica alone is a single-pod Job (manifests.workload)
         cluster.submit(workload)
 
 

@@ -41,7 +41,8 @@ class Submitting:
 def test_gangs_take_the_class_size_and_the_rest_goes_in_one_smaller_gang() -> None:
     assert scenarios.gang_sizes(6, 4) == [4, 2]
     assert scenarios.gang_sizes(8, 4) == [4, 4]
-    assert scenarios.gang_sizes(5, 4) == [4, 1]
+    assert scenarios.gang_sizes(5, 4) == [3, 2]  # no gang of one replica
+    assert scenarios.gang_sizes(1, 4) == [1]
     assert scenarios.gang_sizes(0, 4) == []
 
 
@@ -66,14 +67,28 @@ def test_the_storm_borrows_an_empty_pool_with_gangs_of_the_distributed_class(tmp
     assert len(cluster.submitted) == 2  # the pool is filled once
 
 
-def test_a_node_with_a_gpu_taken_holds_no_replica_and_a_lone_replica_is_a_job(tmp_path: Path) -> None:
+def test_a_node_with_a_gpu_taken_holds_no_replica(tmp_path: Path) -> None:
     cluster = Submitting(BP, tmp_path)
     cluster.devices.assign([BoundPod("u1", "runai-team-b", "train-x", "dgx-001", 1, "main", "training", "x")])
     scenarios.play(
         cluster, scenarios.Scenario("preemption-storm"), BP.scenarios.preemption_storm.fill_at_s, 1, []
     )
-    assert [w.pods_count for w in cluster.submitted] == [4, 1]
-    assert manifests.workload(BP, cluster.submitted[1], 60.0)["kind"] == "Job"
+    assert [w.pods_count for w in cluster.submitted] == [3, 2]
+
+
+def test_gpus_asked_for_by_pods_not_yet_bound_are_not_borrowed(tmp_path: Path) -> None:
+    cluster = Submitting(BP, tmp_path)
+    arrival = manifests.workload(
+        BP, Arrivals(BP, random.Random(2)).make(BP.workload_class("train"), 0.0, gpus_per_pod=2), 60.0
+    )
+    pending = {
+        "metadata": dict(arrival["spec"]["template"]["metadata"]),
+        "spec": arrival["spec"]["template"]["spec"],
+    }
+    scenarios.play(
+        cluster, scenarios.Scenario("preemption-storm"), BP.scenarios.preemption_storm.fill_at_s, 1, [pending]
+    )
+    assert [w.pods_count for w in cluster.submitted] == [3, 2]  # 46 GPUs: five replicas of 8
 
 
 def test_the_claimant_submits_its_whole_quota_of_one_gpu_workloads_at_the_burst(tmp_path: Path) -> None:

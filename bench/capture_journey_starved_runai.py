@@ -21,6 +21,7 @@ naming the gang (``logs.txt``) and ``window.json``. The lab stays up.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import re
@@ -104,10 +105,13 @@ def _total(seen: dict[str, list[float]]) -> int:
     return sum(len(times) for times in seen.values())
 
 
-def _gangs_running(client: Client) -> bool:
-    jobs = client.list("PyTorchJob", "runai-team-a")
+def _running_again(client: Client, gangs: set[str]) -> bool:
+    """One of the reclaimed gangs has all its replicas running again (the others may wait: an arrival
+    can take part of a node a replica needs whole)."""
     pods = client.list("Pod", "runai-team-a")
-    for job in jobs:
+    for job in client.list("PyTorchJob", "runai-team-a"):
+        if job["metadata"]["name"] not in gangs:
+            continue
         uid = job["metadata"]["uid"]
         wanted = sum(r["replicas"] for r in job["spec"]["pytorchReplicaSpecs"].values())
         running = [
@@ -117,9 +121,9 @@ def _gangs_running(client: Client) -> bool:
             and p.get("status", {}).get("phase") == "Running"
             and not p["metadata"].get("deletionTimestamp")
         ]
-        if len(running) < wanted:
-            return False
-    return bool(jobs)
+        if len(running) == wanted:
+            return True
+    return False
 
 
 def run(bp: RunaiBlueprint, blueprint: Path, seed: int) -> dict[str, Any]:
@@ -154,13 +158,14 @@ def run(bp: RunaiBlueprint, blueprint: Path, seed: int) -> dict[str, Any]:
         return {gang: [t for t in times if t >= started] for gang, times in found.items()}
 
     _until("the storm reclaims a gang", lambda: any(seen().values()), 240)
-    for round_ in range(1, 4):
+    for round_ in range(1, 6):
         if max(len(t) for t in seen().values()) >= 2:
             break
         before = _total(seen())
         for job in client.list("Job", "runai-team-b"):
             client.delete("Job", "runai-team-b", job["metadata"]["name"])
-        _until(f"round {round_}: team-a's gangs running again", lambda: _gangs_running(client), 300)
+        again = functools.partial(_running_again, client, set(seen()))
+        _until(f"round {round_}: a reclaimed gang running again", again, 300)
         _claim(bp, client, round_)
 
         def again(before: int = before) -> bool:
@@ -169,7 +174,7 @@ def run(bp: RunaiBlueprint, blueprint: Path, seed: int) -> dict[str, Any]:
         _until(f"round {round_}: KAI reclaims again", again, 240)
     victim, times = max(seen().items(), key=lambda item: (len(item[1]), -item[1][0]))
     if len(times) < 2:
-        raise SystemExit(f"no gang reclaimed twice in three rounds: {seen()}")
+        raise SystemExit(f"no gang reclaimed twice in five rounds: {seen()}")
     second = times[1]
     alerts = contract.alerts_dir(bp.name) / contract.ALERTS_FILE
 

@@ -164,8 +164,8 @@ def run(bp: RunaiBlueprint, blueprint: Path, seed: int) -> dict[str, Any]:
         before = _total(seen())
         for job in client.list("Job", "runai-team-b"):
             client.delete("Job", "runai-team-b", job["metadata"]["name"])
-        again = functools.partial(_running_again, client, set(seen()))
-        _until(f"round {round_}: a reclaimed gang running again", again, 300)
+        borrowing = functools.partial(_running_again, client, set(seen()))
+        _until(f"round {round_}: a reclaimed gang running again", borrowing, 300)
         _claim(bp, client, round_)
 
         def again(before: int = before) -> bool:

@@ -3,7 +3,8 @@
     python3 bench/capture_journey_starved_runai.py [--blueprint B] [--runs 3] \
         [--out captures/journeys-runai-kai-0.13.0/starved]
 
-Each run is a fresh cluster: `lab up --scenario preemption-storm --time-scale 60 --seed <run>`. team-a
+Each run is a fresh cluster: `lab up --scenario preemption-storm --time-scale 60 --seed <run>` (another
+seed than the lab's current one, or `lab up` leaves the running cluster as it is). team-a
 borrows the default pool with gangs (PyTorchJobs), team-b claims its quota and KAI reclaims a gang;
 the training operator recreates it. Then, until one gang has been reclaimed twice, as a team that
 finishes its work and comes back would: team-b's workloads end (deleted), the gangs borrow the pool
@@ -242,11 +243,17 @@ def main() -> int:
     parser.add_argument("--blueprint", type=Path, default=BLUEPRINTS_DIR / "runai.yaml")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument(
+        "--first-seed",
+        type=int,
+        default=0,
+        help="runs take seeds from here on; a seed the lab runs now would not restart it",
+    )
+    parser.add_argument(
         "--out", type=Path, default=PROJECT_ROOT / "captures" / "journeys-runai-kai-0.13.0" / "starved"
     )
     args = parser.parse_args()
     bp = load(args.blueprint)
-    journeys = [run(bp, args.blueprint, seed) for seed in range(args.runs)]
+    journeys = [run(bp, args.blueprint, seed) for seed in range(args.first_seed, args.first_seed + args.runs)]
     capture(bp, journeys[-1], args.out)
     seconds = [j["seconds_to_delivery"] for j in journeys]
     print(

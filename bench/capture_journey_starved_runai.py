@@ -196,8 +196,10 @@ def run(bp: RunaiBlueprint, blueprint: Path, seed: int) -> dict[str, Any]:
     job = client.get(Client.path("PyTorchJob", "runai-team-a", victim))
     seconds = received - second
     print(f"seed {seed}: {victim} reclaimed at {times}; {ALERT} delivered {seconds:.1f} s after the second")
+    # The capture's window opens at the driver's start: the cluster's first moment, after the last one's.
+    driver = json.loads((out / "driver.json").read_text(encoding="utf-8"))
     return {
-        "start": started,
+        "start": driver["started"],
         "victim": victim,
         "workload_id": job["metadata"]["uid"],
         "reclaims": times,

@@ -550,7 +550,8 @@ def starved_runai() -> dict[str, Any]:
 def reclaimed_gang() -> Test:
     """The starved journey's capture: team-a's gangs reclaimed by the storm and again by team-b's return.
     The gang reclaimed twice fires at the scrape that shows its counter's rise, not one slot before; a
-    gang reclaimed once, and the Jobs' single evictions, stay silent."""
+    gang reclaimed once stays silent. Only the gangs' series go in: the run's single-pod Jobs (a new
+    series per evicted pod) are the preemption-storm test's case."""
     meta = _capture("window.json", STARVED_RUNAI_CAPTURE)
     victim, uid, second = meta["victim"], meta["workload_id"], meta["reclaims"][1]
     evicted = _capture("kai-pod-group-evicted-pods-total.json", STARVED_RUNAI_CAPTURE)
@@ -560,8 +561,14 @@ def reclaimed_gang() -> Test:
     (counter,) = [s for s in evicted if s["metric"]["podgroup"] == f"pg-{victim}-{uid}"]
     # The first scrape after the second reclaim: the counter's second value.
     rise = next(window.slot(float(t)) for t, _ in counter["values"] if float(t) > second)
-    reclaimed = {s["metric"]["podgroup"][-36:] for s in evicted}  # pg-<owner>-<workload id>
-    requested = [s for s in requested if s["metric"]["workload_id"] in reclaimed]
+    # The gangs: a PyTorchJob's one PodGroup is pg-<workload name>-<workload id> (a Job's pods' are
+    # pg-<pod>-<workload id>); the Jobs' own repeated reclaims are another test's.
+    gangs = {f"pg-{s['metric']['workload_name']}-{s['metric']['workload_id']}": s for s in requested}
+    evicted = [s for s in evicted if s["metric"]["podgroup"] in gangs]
+    requested = [gangs[s["metric"]["podgroup"]] for s in evicted]
+    others = [s for s in evicted if s is not counter]
+    if any(len({v for _, v in s["values"]}) > 1 for s in others):
+        raise SystemExit(f"{STARVED_RUNAI_CAPTURE}: a second gang reclaimed twice; capture again")
     (workload,) = [s for s in requested if s["metric"]["workload_id"] == uid]
     wanted = workload["metric"]
     labels = {

@@ -37,9 +37,8 @@ from typing import Any
 
 from lab import contract, promql
 from lab.alerts.listing import read_delivered
-from lab.kube import manifests
+from lab.kube import manifests, scenarios
 from lab.kube.api import Client
-from lab.kube.scenarios import LONG_RUN_S
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
 from lab.runai.arrivals import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load
@@ -90,16 +89,10 @@ def reclaims(log: str) -> dict[str, list[float]]:
 
 
 def _claim(bp: RunaiBlueprint, client: Client, round_: int) -> None:
-    """team-b's quota of single-GPU training, as the storm's burst submits it."""
-    storm = bp.scenarios.preemption_storm
-    wclass = bp.workload_class(storm.claimant_class)
-    arrivals = Arrivals(bp, random.Random(round_))
-    for index in range(bp.quota(storm.claimant, wclass.nodepool).gpu):
-        claim = arrivals.make(
-            wclass, 0.0, project=storm.claimant, gpus_per_pod=1, run_seconds=LONG_RUN_S, will_fail=False
-        )
-        claim.name = f"claim-{round_}-{index:02d}"
-        client.create(manifests.job(bp, claim, float(TIME_SCALE)))
+    """team-b claims its quota again, as the storm's burst did."""
+    for index, workload in enumerate(scenarios.claim(bp, Arrivals(bp, random.Random(round_)), 0.0)):
+        workload.name = f"claim-{round_}-{index:02d}"
+        client.create(manifests.job(bp, workload, float(TIME_SCALE)))
 
 
 def _total(seen: dict[str, list[float]]) -> int:

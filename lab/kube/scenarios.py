@@ -85,15 +85,27 @@ def play(cluster: Cluster, s: Scenario, t: float, dt: float, pods: list[Obj]) ->
         gap = storm.burst_at_s - storm.fill_at_s
         if not s.burst and s.filled_at is not None and t >= max(storm.burst_at_s, s.filled_at + gap):
             s.burst = True
-            claimant = bp.workload_class(storm.claimant_class)
-            for _ in range(bp.quota(storm.claimant, claimant.nodepool).gpu):
-                cluster.submit(_long_run(cluster, claimant, storm.claimant, t, gpus_per_pod=1))
+            for workload in claim(bp, cluster.arrivals, t):
+                cluster.submit(workload)
     elif s.name == "gpu-fault":
         _gpu_fault(cluster, s, t, pods)
 
 
-def _long_run(cluster: Cluster, wclass: WorkloadClass, project: str, t: float, gpus_per_pod: int) -> Workload:
-    return cluster.arrivals.make(
+def claim(bp: RunaiBlueprint, arrivals: Arrivals, t: float) -> list[Workload]:
+    """The storm's claim: the claimant's whole quota in the pool as single-GPU workloads of its class,
+    running for the whole scenario."""
+    storm = bp.scenarios.preemption_storm
+    wclass = bp.workload_class(storm.claimant_class)
+    return [
+        _long_run(arrivals, wclass, storm.claimant, t, 1)
+        for _ in range(bp.quota(storm.claimant, wclass.nodepool).gpu)
+    ]
+
+
+def _long_run(
+    arrivals: Arrivals, wclass: WorkloadClass, project: str, t: float, gpus_per_pod: int
+) -> Workload:
+    return arrivals.make(
         wclass, t, project=project, gpus_per_pod=gpus_per_pod, run_seconds=LONG_RUN_S, will_fail=False
     )
 
@@ -128,7 +140,7 @@ def _borrow_free_gpus(
     free = [len(cluster.devices.free(n)) for n in nodes]
     replicas = min(sum(f // per_pod for f in free), (sum(free) - waiting) // per_pod)
     for size in gang_sizes(max(0, replicas), wclass.pods):
-        workload = _long_run(cluster, wclass, project, t, per_pod)
+        workload = _long_run(cluster.arrivals, wclass, project, t, per_pod)
         workload.pods_count = size  # one replica alone is a single-pod Job (manifests.workload)
         cluster.submit(workload)
 

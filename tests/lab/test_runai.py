@@ -21,7 +21,7 @@ import pytest
 from lab import contract, promql, versions
 from lab.bringup import fault_record
 from lab.kinds import runai_lab
-from lab.kube import controlplane, manifests
+from lab.kube import controlplane, manifests, scenarios
 from lab.kube.api import ApiError, Client
 from lab.kube.scenarios import LONG_RUN_S
 from lab.kube.view import gpus_of
@@ -703,15 +703,9 @@ def _gang_reclaims(model: RunaiBlueprint, since: float) -> dict[str, list[float]
 
 def _claim_quota_again(model: RunaiBlueprint, round_: int) -> None:
     """team-b back with its quota of single-GPU training, as the storm's burst submitted it."""
-    storm = model.scenarios.preemption_storm
-    wclass = model.workload_class(storm.claimant_class)
-    arrivals = Arrivals(model, random.Random(round_))
-    for index in range(model.quota(storm.claimant, wclass.nodepool).gpu):
-        claim = arrivals.make(
-            wclass, 0.0, project=storm.claimant, gpus_per_pod=1, run_seconds=LONG_RUN_S, will_fail=False
-        )
-        claim.name = f"claim-{round_}-{index:02d}"
-        _client(model).create(manifests.job(model, claim, float(TIME_SCALE["preemption-storm"])))
+    for index, workload in enumerate(scenarios.claim(model, Arrivals(model, random.Random(round_)), 0.0)):
+        workload.name = f"claim-{round_}-{index:02d}"
+        _client(model).create(manifests.job(model, workload, float(TIME_SCALE["preemption-storm"])))
 
 
 def _end_claimants(model: RunaiBlueprint) -> None:

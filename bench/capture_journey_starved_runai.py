@@ -3,7 +3,7 @@
     python3 bench/capture_journey_starved_runai.py [--blueprint B] [--runs 3] \
         [--out captures/journeys-runai-kai-0.13.0/starved]
 
-Each run is a fresh cluster: `lab up --scenario preemption-storm --time-scale 60 --seed <run>` (another
+Each run is a fresh cluster: `lab up --scenario preemption-storm --time-scale 10 --seed <run>` (another
 seed than the lab's current one, or `lab up` leaves the running cluster as it is). team-a
 borrows the default pool with gangs (PyTorchJobs), team-b claims its quota and KAI reclaims a gang;
 the training operator recreates it. Then, until one gang has been reclaimed twice, as a team that
@@ -44,7 +44,9 @@ from lab.runai.arrivals import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 ALERT = "RunaiWorkloadReclaimedRepeatedly"
-TIME_SCALE = "60"  # tests/lab/test_runai.py's for the preemption storm
+# tests/lab/test_runai.py's for the journey: at 60 the arrivals of several blueprint hours split the
+# nodes a reclaimed gang needs whole to borrow again; at 10 the storm still claims 84 s after the fill.
+TIME_SCALE = "10"
 # The series RunaiWorkloadReclaimedRepeatedly and the journey's walk read (docs/journeys.md).
 SELECTORS = {
     "kai-pod-group-evicted-pods-total": "kai_pod_group_evicted_pods_total",

@@ -685,6 +685,10 @@ def test_a_reclaim_evicts_gangs_whole_and_the_operator_recreates_them(runai: Run
 
 # --- Slow job, starved: a gang reclaimed twice within minutes (docs/journeys.md) ---------------------------
 RECLAIMED_REPEATEDLY = "RunaiWorkloadReclaimedRepeatedly"
+# The journey's time scale: at 60 the arrivals of several blueprint hours split the nodes a reclaimed
+# gang needs whole to borrow again; at 10 the storm still claims 84 s after the fill. Another scale than
+# the storm test's also makes `lab up` start a fresh cluster.
+JOURNEY_TIME_SCALE = "10"
 RECLAIM_LINE = re.compile(r"^(\S+Z)\s.*\.go:\d+\s+\[(\w{6})\].*evicting reclaimee tasks: (.*)$")
 GANG_REPLICA = re.compile(r"<runai-team-a/([^>\s]+?)-(?:master|worker)-\d+>")
 
@@ -705,7 +709,7 @@ def _claim_quota_again(model: RunaiBlueprint, round_: int) -> None:
     """team-b back with its quota of single-GPU training, as the storm's burst submitted it."""
     for index, workload in enumerate(scenarios.claim(model, Arrivals(model, random.Random(round_)), 0.0)):
         workload.name = f"claim-{round_}-{index:02d}"
-        _client(model).create(manifests.job(model, workload, float(TIME_SCALE["preemption-storm"])))
+        _client(model).create(manifests.job(model, workload, float(JOURNEY_TIME_SCALE)))
 
 
 def _end_claimants(model: RunaiBlueprint) -> None:
@@ -732,7 +736,16 @@ def test_starved_journey_a_gang_reclaimed_twice_is_delivered_and_the_walk_names_
     again, team-b comes back and KAI reclaims it again. RunaiWorkloadReclaimedRepeatedly is delivered
     for that gang, and each step of the walk returns exactly the cause."""
     started = time.time()
-    _up("preemption-storm")
+    run_lab(
+        "up",
+        "--blueprint",
+        str(BLUEPRINT),
+        "--scenario",
+        "preemption-storm",
+        "--time-scale",
+        JOURNEY_TIME_SCALE,
+        "-q",
+    )
     with fault_record.fault(runai.name, "preemption-storm", "runai-team-a", request.node.nodeid):
         wait_for(lambda: _gang_reclaims(runai, started), 240, "the storm reclaiming a team-a gang")
         # Until a gang has been reclaimed twice (KAI may take an arrival's GPUs instead in a round).

@@ -549,52 +549,66 @@ def starved_runai() -> dict[str, Any]:
 
 def reclaimed_gang() -> Test:
     """The starved journey's capture: team-a's gangs reclaimed by the storm and again by team-b's return.
-    The gang reclaimed twice fires at the scrape that shows its counter's rise, not one slot before; a
-    gang reclaimed once stays silent. Only the gangs' series go in: the run's single-pod Jobs (a new
-    series per evicted pod) are the preemption-storm test's case."""
+    A gang fires at the scrape that shows its counter's second value (its second reclaim), not one slot
+    before; a gang reclaimed once stays silent. Only the gangs' series go in: the run's single-pod Jobs
+    (a new series per evicted pod) are the preemption-storm test's case."""
     meta = _capture("window.json", STARVED_RUNAI_CAPTURE)
-    victim, uid, second = meta["victim"], meta["workload_id"], meta["reclaims"][1]
+    victim, uid = meta["victim"], meta["workload_id"]
     evicted = _capture("kai-pod-group-evicted-pods-total.json", STARVED_RUNAI_CAPTURE)
     requested = _capture("runai-requested-gpus-per-workload.json", STARVED_RUNAI_CAPTURE)
     first = min(float(t) for s in evicted for t, _ in s["values"])
     window = Window(first - SCRAPE_S, meta["end"])
-    (counter,) = [s for s in evicted if s["metric"]["podgroup"] == f"pg-{victim}-{uid}"]
-    # The first scrape after the second reclaim: the counter's second value.
-    rise = next(window.slot(float(t)) for t, _ in counter["values"] if float(t) > second)
     # The gangs: a PyTorchJob's one PodGroup is pg-<workload name>-<workload id> (a Job's pods' are
-    # pg-<pod>-<workload id>); the Jobs' own repeated reclaims are another test's.
+    # pg-<pod>-<workload id>).
     gangs = {f"pg-{s['metric']['workload_name']}-{s['metric']['workload_id']}": s for s in requested}
     evicted = [s for s in evicted if s["metric"]["podgroup"] in gangs]
     requested = [gangs[s["metric"]["podgroup"]] for s in evicted]
-    others = [s for s in evicted if s is not counter]
-    if any(len({v for _, v in s["values"]}) > 1 for s in others):
-        raise SystemExit(f"{STARVED_RUNAI_CAPTURE}: a second gang reclaimed twice; capture again")
-    (workload,) = [s for s in requested if s["metric"]["workload_id"] == uid]
-    wanted = workload["metric"]
-    labels = {
-        "namespace": counter["metric"]["namespace"],
-        "workload_id": uid,
-        "project": wanted["project"],
-        "workload_name": victim,
-        "workload_type": wanted["workload_type"],
-        "severity": "warning",
-    }
-    notes = {
-        "summary": f"Workload {victim} of project {wanted['project']} reclaimed 2 times in the last hour",
-        "description": (
-            f"KAI evicted {wanted['workload_type']} workload {victim} ({uid}, namespace "
-            f"{labels['namespace']}) 2 times within an hour. Its Evict events name the workload that took "
-            "the GPUs."
-        ),
-        "runbook_url": STARVED,
-    }
+
+    def second_value_slot(series: dict[str, Any]) -> int | None:
+        """The slot of the first sample whose value differs from the first: the second reclaim seen."""
+        born = series["values"][0][1]
+        return next((window.slot(float(t)) for t, v in series["values"] if v != born), None)
+
+    (counter,) = [s for s in evicted if s["metric"]["podgroup"] == f"pg-{victim}-{uid}"]
+    rise = second_value_slot(counter)
+    if rise is None:
+        raise SystemExit(f"{STARVED_RUNAI_CAPTURE}: {victim}'s counter never rose; capture again")
+
+    def firing(slot: int) -> list[tuple[Labels, Labels]]:
+        expected = []
+        for series, workload in zip(evicted, requested, strict=True):
+            again = second_value_slot(series)
+            if again is None or again > slot:
+                continue
+            w = workload["metric"]
+            labels = {
+                "namespace": series["metric"]["namespace"],
+                "workload_id": w["workload_id"],
+                "project": w["project"],
+                "workload_name": w["workload_name"],
+                "workload_type": w["workload_type"],
+                "severity": "warning",
+            }
+            name, project, kind = w["workload_name"], w["project"], w["workload_type"]
+            notes = {
+                "summary": f"Workload {name} of project {project} reclaimed 2 times in the last hour",
+                "description": (
+                    f"KAI evicted {kind} workload {name} ({w['workload_id']}, namespace "
+                    f"{labels['namespace']}) 2 times within an hour. Its Evict events name the workload "
+                    "that took the GPUs."
+                ),
+                "runbook_url": STARVED,
+            }
+            expected.append((labels, notes))
+        return expected
+
     return {
-        "name": f"starved journey: gang {victim} reclaimed twice (captured)",
+        "name": f"starved journey: gangs reclaimed twice, {victim} the journey's (captured)",
         "interval": f"{SCRAPE_S}s",
         "input_series": window.cut(evicted, lambda _: True) + window.cut(requested, lambda _: True),
         "alert_rule_test": [
-            _alert(rise - 1, "RunaiWorkloadReclaimedRepeatedly"),
-            _alert(rise, "RunaiWorkloadReclaimedRepeatedly", (labels, notes)),
+            _alert(rise - 1, "RunaiWorkloadReclaimedRepeatedly", *firing(rise - 1)),
+            _alert(rise, "RunaiWorkloadReclaimedRepeatedly", *firing(rise)),
         ],
         "promql_expr_test": [
             # docs/journeys.md, starved job (Run:ai), step 1: the gang's one series, n * n per reclaim.

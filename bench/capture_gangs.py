@@ -35,7 +35,7 @@ from capture_kube import CAPTURE_DIR, run_lab, scrape_in_container
 from lab import contract
 from lab.kube import manifests
 from lab.kube.api import Client
-from lab.kube.driver import LONG_RUN_S
+from lab.kube.scenarios import LONG_RUN_S
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.runai import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load

@@ -39,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
         return run([p for p in args.pools.split(",") if p], args.verbosity, args.logs)
     from lab.kube import controlplane
     from lab.kube.api import Client
-    from lab.kube.driver import Driver, Scenario
+    from lab.kube.driver import Driver
     from lab.kube.driver import drive as run_driver
+    from lab.kube.scenarios import Scenario
     from lab.spec.runai_blueprint import load
 
     bp = load(args.blueprint)

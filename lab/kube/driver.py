@@ -5,10 +5,10 @@ software does itself:
 
 1. Tenancy: KAI's priority classes (the tag's files), project namespaces, KAI Queues and the kwok nodes
    of the blueprint (:mod:`lab.kube.manifests`).
-2. Workloads: the blueprint's arrival mix (:mod:`lab.runai.arrivals`) and the scenario's scripted work,
-   submitted as batch/v1 Jobs (one pod) or PyTorchJobs (distributed). KAI's podgrouper, scheduler and
-   binder place them (a PyTorchJob as one gang); kwok runs and ends their pods; the Job controller and
-   Kubeflow's training operator replace preempted pods.
+2. Workloads: the blueprint's arrival mix (:mod:`lab.runai.arrivals`) and the scenario's scripted work
+   (:mod:`lab.kube.scenarios`), submitted as batch/v1 Jobs (one pod) or PyTorchJobs (distributed).
+   KAI's podgrouper, scheduler and binder place them (a PyTorchJob as one gang); kwok runs and ends
+   their pods; the Job controller and Kubeflow's training operator replace preempted pods.
 3. Device assignment, the one emulated step (:mod:`lab.kube.devices`): bound pods get GPU indices,
    handed to the DCGM shim's Kubernetes mode; an XID marks its GPU unhealthy and fails the pod through
    kwok's own failure stage.
@@ -32,10 +32,11 @@ from lab import contract
 from lab.dcgm.shim import ListeningHTTPServer
 from lab.dcgm.shim import serve as serve_dcgm
 from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
-from lab.kube import controlplane, manifests, view
+from lab.kube import controlplane, manifests, scenarios, view
 from lab.kube.api import ApiError, Client, documents, wait_until
 from lab.kube.devices import BoundPod, DeviceAssigner
 from lab.kube.reflector import Reflector
+from lab.kube.scenarios import Scenario
 from lab.paths import atomic_write
 from lab.runai import (
     Arrivals,
@@ -43,15 +44,13 @@ from lab.runai import (
     DcgmBridge,
     RestApi,
     Workload,
-    poisson,
     render,
     runai_samples,
     serve_rest,
 )
-from lab.spec.runai_blueprint import RunaiBlueprint, WorkloadClass
+from lab.spec.runai_blueprint import RunaiBlueprint
 
 log = logging.getLogger("lab.kube.driver")
-LONG_RUN_S = 30 * 86400.0  # scripted borrowers and victims run for the whole scenario
 TICK_S = 1.0  # wall seconds between two looks at the cluster
 TICKS_PER_REPORT = 60  # the log says how long ticks took once a minute
 # The runai_* text is rebuilt every tick while that is cheap; at thousands of workloads one rebuild
@@ -60,30 +59,6 @@ TICKS_PER_REPORT = 60  # the log says how long ticks took once a minute
 METRICS_SHARE = 0.2
 METRICS_MAX_WAIT_S = 15.0  # prometheus_scrape_interval
 Obj = dict[str, Any]
-
-
-@dataclass
-class Fault:
-    workload: str
-    workload_uid: str
-    namespace: str
-    pod: str
-    pod_uid: str
-    node: str
-    gpu: int
-    xid: int
-    at: float
-
-
-@dataclass
-class Scenario:
-    """The scripted part of a failure mode (its numbers live in the blueprint's ``scenarios``)."""
-
-    name: str
-    filled: bool = False
-    burst: bool = False
-    victim: str | None = None  # gpu-fault: the victim Job's name
-    fault: Fault | None = None
 
 
 @dataclass
@@ -162,124 +137,6 @@ class Driver:
         except ApiError as error:
             log.warning("job %s/%s refused: %s", job["metadata"]["namespace"], workload.name, error)
 
-    def _long_runs(self, wclass: WorkloadClass, project: str, count: int) -> None:
-        for _ in range(count):
-            self.submit(
-                self.arrivals.make(
-                    wclass,
-                    self.sim_seconds(),
-                    project=project,
-                    gpus_per_pod=1,
-                    run_seconds=LONG_RUN_S,
-                    will_fail=False,
-                )
-            )
-
-    def play_scenario(self, t: float, dt: float, pods: list[Obj]) -> None:
-        s, bp = self.scenario, self.bp
-        if s.name == "quota-exhaustion":
-            spec = bp.scenarios.quota_exhaustion
-            if t >= spec.start_s:
-                wclass = bp.workload_class(spec.workload_class)
-                for _ in range(poisson(self.rng, spec.rate_per_hour * dt / 3600.0)):
-                    self.submit(self.arrivals.make(wclass, t, project=spec.project))
-        elif s.name == "preemption-storm":
-            storm = bp.scenarios.preemption_storm
-            borrower = bp.workload_class(storm.borrower_class)
-            claimant = bp.workload_class(storm.claimant_class)
-            if not s.filled and t >= storm.fill_at_s:
-                s.filled = True
-                pool = bp.pool(borrower.nodepool)
-                free = sum(len(self.devices.free(n)) for n in pool.node_names())
-                self._long_runs(borrower, storm.borrower, free)
-            if not s.burst and t >= storm.burst_at_s:
-                s.burst = True
-                self._long_runs(claimant, storm.claimant, bp.quota(storm.claimant, claimant.nodepool).gpu)
-        elif s.name == "gpu-fault":
-            self._gpu_fault(t, pods)
-
-    def _gpu_fault(self, t: float, pods: list[Obj]) -> None:
-        s, spec = self.scenario, self.bp.scenarios.gpu_fault
-        wclass = self.bp.workload_class(spec.workload_class)
-        if s.victim is None:
-            victim = self.arrivals.make(
-                wclass, t, project=wclass.projects[0], run_seconds=LONG_RUN_S, will_fail=False
-            )
-            s.victim = victim.name
-            self.submit(victim)
-        if s.fault is not None or t < spec.at_s:
-            return
-        for pod in pods:
-            meta = pod["metadata"]
-            if not meta["name"].startswith(f"{s.victim}-") or pod.get("status", {}).get("phase") != "Running":
-                continue
-            held = self.devices.gpus_of(meta["uid"])
-            if not held:
-                continue
-            node, gpu = held[0]
-            assert self.dcgm is not None
-            self.dcgm.inject_xid(node, gpu, spec.xid)  # what the shim's XID field then reports
-            self.devices.mark_unhealthy(node, gpu)  # the device plugin's health check
-            self._fail_container(pod, f"XID {spec.xid} on GPU {gpu}: the CUDA context is lost")
-            owner = view.workload_owner(pod)
-            assert owner is not None  # the victim's pod, of the Job the driver submitted
-            s.fault = Fault(
-                s.victim,
-                owner["uid"],
-                meta["namespace"],
-                meta["name"],
-                meta["uid"],
-                node,
-                gpu,
-                spec.xid,
-                time.time(),
-            )
-            atomic_write(self.out / "fault.json", json.dumps(s.fault.__dict__, indent=1) + "\n", mode=0o644)
-            return
-
-    def _fail_container(self, pod: Obj, message: str) -> None:
-        """The pod's container exits as a CUDA process does when an XID kills its context, written
-        as the kubelet reports it. kwok does not re-stage a pod whose next stage is already due (its
-        completion), so the driver writes this one status as the node's kubelet would."""
-        meta, now = pod["metadata"], time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        started = pod.get("status", {}).get("startTime", now)
-        statuses = [
-            {
-                "name": c["name"],
-                "image": c["image"],
-                "ready": False,
-                "restartCount": 0,
-                "started": False,
-                "state": {
-                    "terminated": {
-                        "exitCode": int(manifests.XID_EXIT_CODE),
-                        "reason": "Error",
-                        "message": message,
-                        "startedAt": started,
-                        "finishedAt": now,
-                    }
-                },
-            }
-            for c in pod["spec"]["containers"]
-        ]
-        conditions = [
-            {"type": t, "status": "False", "lastTransitionTime": now, "reason": "PodFailed"}
-            for t in ("Ready", "ContainersReady")
-        ]
-        self.client.strategic_patch(
-            "Pod",
-            meta["namespace"],
-            meta["name"],
-            {
-                "status": {
-                    "phase": "Failed",
-                    "containerStatuses": statuses,
-                    "conditions": conditions,
-                }
-            },
-            status=True,
-        )
-
     # --- 3. devices -----------------------------------------------------------------------------
     def assign_devices(self, pods: list[Obj]) -> None:
         if self.devices.assign(bound_pods(pods)) and self.dcgm is not None:
@@ -327,7 +184,7 @@ class Driver:
         for wclass in self.arrivals.due(dt):
             self.submit(self.arrivals.make(wclass, t))
         pods = self.watched["Pod"].items()
-        self.play_scenario(t, dt, pods)
+        scenarios.play(self, self.scenario, t, dt, pods)
         self.assign_devices(pods)
         if time.monotonic() >= self.metrics_due:
             began = time.monotonic()

@@ -35,7 +35,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from lab import contract, promql
+from capture_journeys import store_series
+
+from lab import contract
 from lab.alerts.listing import read_delivered
 from lab.kube import manifests, scenarios
 from lab.kube.api import Client
@@ -206,12 +208,7 @@ def run(bp: RunaiBlueprint, blueprint: Path, seed: int) -> dict[str, Any]:
 def capture(bp: RunaiBlueprint, journey: dict[str, Any], out_dir: Path) -> None:
     prometheus = f"http://127.0.0.1:{bp.ports.prometheus}"
     end = time.time()
-    window = f"{int(end - journey['start']) + 1}s"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, selector in SELECTORS.items():
-        series = promql.raw_range(prometheus, f"{selector}[{window}]", end)
-        (out_dir / f"{name}.json").write_text(json.dumps(series, indent=1) + "\n", encoding="utf-8")
-        print(f"{name}: {len(series)} series", file=sys.stderr)
+    store_series(prometheus, SELECTORS, journey["start"], end, out_dir)
     victim, uid = journey["victim"], journey["workload_id"]
     state = lab_state_dir(bp.name) / "runai"
     group = f"pg-{victim}-{uid}"

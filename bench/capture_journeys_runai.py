@@ -34,7 +34,7 @@ from capture_journeys import store_series
 from lab import promql, versions
 from lab.kube import manifests
 from lab.kube.api import Client
-from lab.kube.driver import LONG_RUN_S
+from lab.kube.scenarios import LONG_RUN_S
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
 from lab.runai import Arrivals
 from lab.spec.runai_blueprint import RunaiBlueprint, load

@@ -8,19 +8,23 @@ port or fault record). Outside tests/lab/ a scope is xdist's own (a module).
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
+import os
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from lab.paths import DEFAULT_BLUEPRINT
+from lab.paths import BLUEPRINTS_DIR, DEFAULT_BLUEPRINT
+from lab.spec import runai_blueprint
 from lab.spec.slurm_blueprint import load
 
 DEFAULT_LAB = load(DEFAULT_BLUEPRINT).name
+# tests/lab/test_runai.py's lab: the shipped Run:ai blueprint's, or the one $LAB_RUNAI_BLUEPRINT names.
+RUNAI_BLUEPRINT = Path(os.environ.get("LAB_RUNAI_BLUEPRINT", BLUEPRINTS_DIR / "runai.yaml"))
 # The lab test modules that bring up a lab of their own (Molecule: its scenarios' containers); every
 # other module under tests/lab/ works on the default lab.
 OWN_LAB = {
     "test_racks.py": "racks",
     "test_role_scenarios.py": "molecule",
-    "test_runai.py": "runai-default",
+    "test_runai.py": runai_blueprint.load(RUNAI_BLUEPRINT).name,
     "test_systemd_hosts.py": "machines",
 }
 

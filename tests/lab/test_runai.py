@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import random
 import re
 import stat
@@ -28,16 +27,17 @@ from lab.kube import manifests, scenarios
 from lab.kube.api import ApiError, Client
 from lab.kube.scenarios import LONG_RUN_S
 from lab.kube.view import gpus_of
-from lab.paths import BLUEPRINTS_DIR, lab_state_dir
+from lab.paths import lab_state_dir
 from lab.runai import Arrivals, rest_auth, walk
 from lab.spec.runai_blueprint import RunaiBlueprint, load
+from tests.lab_groups import RUNAI_BLUEPRINT
 
 from .conftest import delivered, run_lab, silent_panels, unix_time, wait_for
 
 pytestmark = pytest.mark.lab
 
 # $LAB_RUNAI_BLUEPRINT: another Run:ai blueprint (its own name and ports) to test beside a running lab.
-BLUEPRINT = Path(os.environ.get("LAB_RUNAI_BLUEPRINT", BLUEPRINTS_DIR / "runai.yaml"))
+BLUEPRINT = RUNAI_BLUEPRINT
 PROMETHEUS = f"http://127.0.0.1:{load(BLUEPRINT).ports.prometheus}"
 # Blueprint seconds per wall second. gpu-fault: the XID (at 15 min) comes after 90 s, so Prometheus
 # (15 s interval) scrapes the victim's GPU with its pod label a few times before, as in real time; at

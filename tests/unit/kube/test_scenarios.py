@@ -112,3 +112,81 @@ def test_after_a_slow_start_the_claim_still_comes_the_blueprints_gap_after_the_f
     assert {w.project for w in cluster.submitted} == {"team-a"}
     scenarios.play(cluster, state, late + storm.burst_at_s - storm.fill_at_s, 1.0, [])
     assert sum(w.project == "team-b" for w in cluster.submitted) == 16
+
+
+@dataclass
+class Patching:
+    """The API server as the GPU fault sees it: the status patches it sends."""
+
+    patches: list[tuple[str, str, str, dict[str, object]]] = field(default_factory=list)
+
+    def strategic_patch(
+        self, kind: str, namespace: str | None, name: str, patch: dict[str, object], status: bool = False
+    ) -> dict[str, object]:
+        assert status and namespace is not None
+        self.patches.append((kind, namespace, name, patch))
+        return {}
+
+
+@dataclass
+class Xids:
+    injected: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def inject_xid(self, node: str, gpu: int, code: int) -> Path:
+        self.injected.append((node, gpu, code))
+        return Path("/dev/null")
+
+
+def _replica(job: Workload, uid: str, name: str) -> dict[str, object]:
+    """A running replica pod of the PyTorchJob as the training operator makes it."""
+    owner = {"kind": "PyTorchJob", "name": job.name, "uid": f"{job.name}-uid", "controller": True}
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": f"runai-{job.project}",
+            "uid": uid,
+            "ownerReferences": [owner],
+        },
+        "spec": {"containers": [{"name": "pytorch", "image": "fake"}]},
+        "status": {"phase": "Running", "startTime": "2026-12-06T00:00:00Z"},
+    }
+
+
+def test_the_gpu_fault_can_fault_one_replica_of_a_gang(tmp_path: Path) -> None:
+    """With the distributed class as its victim (``scenarios.gpu_fault.workload_class: dist``), the
+    scenario submits a PyTorchJob and faults one GPU of one replica: the XID on that GPU, the GPU
+    unhealthy, that replica's container failed, the fault naming the PyTorchJob."""
+    fault = BP.scenarios.gpu_fault.model_copy(update={"workload_class": "dist"})
+    bp = BP.model_copy(update={"scenarios": BP.scenarios.model_copy(update={"gpu_fault": fault})})
+    cluster = Submitting(bp, tmp_path)
+    cluster.client = Patching()  # type: ignore[assignment]
+    cluster.dcgm = Xids()  # type: ignore[assignment]
+    state = scenarios.Scenario("gpu-fault")
+    scenarios.play(cluster, state, 0.0, 1.0, [])
+    (victim,) = cluster.submitted
+    assert manifests.workload(bp, victim, 60.0)["kind"] == "PyTorchJob" and victim.pods_count > 1
+    namespace = f"runai-{victim.project}"
+    replicas = [
+        _replica(victim, "uid-master", f"{victim.name}-master-0"),
+        _replica(victim, "uid-worker", f"{victim.name}-worker-0"),
+    ]
+    cluster.devices.assign(
+        [
+            BoundPod(uid, namespace, uid, node, victim.gpus_per_pod, "pytorch", "training", victim.name)
+            for uid, node in (("uid-master", "dgx-001"), ("uid-worker", "dgx-002"))
+        ]
+    )
+    scenarios.play(cluster, state, fault.at_s - 1, 1.0, replicas)
+    assert state.fault is None  # not before its time
+    scenarios.play(cluster, state, fault.at_s, 1.0, replicas)
+    assert state.fault is not None
+    assert (state.fault.workload, state.fault.workload_uid, state.fault.pod) == (
+        victim.name,
+        f"{victim.name}-uid",
+        f"{victim.name}-master-0",
+    )
+    assert cluster.dcgm.injected == [("dgx-001", 0, fault.xid)]  # type: ignore[attr-defined]
+    assert cluster.devices.unhealthy == {"dgx-001": {0}}
+    (patch,) = cluster.client.patches  # type: ignore[attr-defined]
+    assert patch[:3] == ("Pod", namespace, f"{victim.name}-master-0")  # one replica; the gang's other waits
+    assert (tmp_path / "fault.json").exists()

@@ -1,6 +1,8 @@
 """The compute of one driver tick at KAI's scale, without a cluster: device assignment, the GPUs'
 DCGM statistics, the Run:ai view and the ``runai_*`` text, for ``--pods`` single-GPU Jobs bound and
-Running on the scale blueprint's 500 nodes (what the API server would hold after KAI's fill).
+Running on the scale blueprint's 500 nodes (what the API server would hold after KAI's fill); then the
+Run:ai API on that state: its snapshot per look, and one request of each kind, with six hours of
+scrapes (every 15 s) in its history.
 
     nice -n 10 python3 bench/bench_driver_tick.py [--pods 4000] [--rounds 3] [--blueprint PATH]
 """
@@ -20,8 +22,8 @@ from lab.kube.api import Obj
 from lab.kube.devices import DeviceAssigner
 from lab.kube.driver import bound_pods, runai_metrics
 from lab.paths import PROJECT_ROOT
-from lab.runai import Arrivals, DcgmBridge
-from lab.spec.runai_blueprint import load
+from lab.runai import Arrivals, ClusterState, DcgmBridge, RestApi, rest_auth
+from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 STAMP = "2026-12-06T00:00:00Z"
 
@@ -94,6 +96,34 @@ def main() -> None:
             f"total {done - began:.2f} s",
             flush=True,
         )
+    api_requests(bp, cluster)
+
+
+def api_requests(bp: RunaiBlueprint, cluster: ClusterState) -> None:
+    """The Run:ai API's cost on this state: a look's snapshot, then each request's answer time."""
+    now = time.time()
+    creds = rest_auth.Credentials(rest_auth.CLIENT_ID, "bench", b"k" * rest_auth.SIGNING_KEY_BYTES)
+    api = RestApi(creds, "image", clock=lambda: now)
+    began = time.monotonic()
+    api.observe(cluster)
+    print(f"Run:ai API: snapshot of one look {1000 * (time.monotonic() - began):.1f} ms", flush=True)
+    for k in range(6 * 240, 0, -1):  # six hours of scrapes, 15 s apart
+        api.scraped(now - 15.0 * k)
+    start, end = (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)) for t in (now - 6 * 3600, now))
+    window = f"start={start}&end={end}&numberOfSamples=1000"
+    headers = {"authorization": f"Bearer {rest_auth.issue(creds, now)}"}
+    for what, target in (
+        (
+            "cluster metrics, 6 h, 1,000 samples",
+            f"/api/v1/clusters/{bp.cluster_id}/metrics?metricType=ALLOCATED_GPU,TOTAL_GPU&{window}",
+        ),
+        ("node telemetry by node", "/api/v1/nodes/telemetry?telemetryType=ALLOCATED_GPUS&groupBy=Node"),
+        ("workloads list, 100", "/api/v1/workloads?limit=100"),
+    ):
+        began = time.monotonic()
+        answer = api.handle("GET", target, headers)
+        assert answer.status == 200, answer.body
+        print(f"Run:ai API: {what} {1000 * (time.monotonic() - began):.1f} ms", flush=True)
 
 
 if __name__ == "__main__":

@@ -97,14 +97,20 @@ class NodeRow:
 
 
 def node_rows(cluster: ClusterState) -> list[NodeRow]:
+    # The CPU and memory the allocated workloads' pods request, per node, in one pass over the
+    # workloads (a pass per node is 2 million pod visits at KAI's scale: 500 nodes, 4,000 pods).
+    requested: dict[str, list[float]] = {}
+    for w in cluster.workloads.values():
+        if w.phase in ALLOCATED:
+            for p in w.live_pods():
+                if p.node is None:  # not bound: requests nothing of a node yet
+                    continue
+                cpu_mem = requested.setdefault(p.node, [0.0, 0.0])
+                cpu_mem[0] += w.cpu_millis_per_pod / 1000.0
+                cpu_mem[1] += w.memory_bytes_per_pod
     rows = []
     for node in cluster.nodes.values():
-        cpu = mem = 0.0
-        for w in cluster.workloads.values():
-            if w.phase in ALLOCATED:
-                pods = sum(p.node == node.name for p in w.live_pods())
-                cpu += pods * w.cpu_millis_per_pod / 1000.0
-                mem += pods * w.memory_bytes_per_pod
+        cpu, mem = requested.get(node.name, (0.0, 0.0))
         stats = [s for g in range(node.gpus) if (s := cluster.gpu_stats.get((node.name, g))) is not None]
         ready_gpus = node.gpus - len(node.unhealthy)
         values = {

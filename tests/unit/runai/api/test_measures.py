@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lab.runai.api import measures
 
-from ...kube.api_objects import BP, VICTIM_UID, WAITING, busy
+from ...kube.api_objects import BP, NODE, VICTIM_UID, WAITING, busy
 
 
 def test_a_snapshot_has_the_cluster_each_node_pool_and_each_workload(tmp_path: Path) -> None:
@@ -43,3 +43,19 @@ def test_queue_rows_carry_quotas_and_allocations_per_node_pool(tmp_path: Path) -
         ("product", "default"): 8.0,
         ("product", "inference"): 16.0,
     }
+
+
+def test_node_rows_carry_the_cpu_and_memory_of_the_pods_bound_there_only(tmp_path: Path) -> None:
+    cluster = busy(tmp_path).look()
+    victim = next(w for w in cluster.workloads.values() if w.uid == VICTIM_UID)
+    rows = {r.node: r.values for r in measures.node_rows(cluster)}
+    assert (rows[NODE]["ALLOCATED_CPU_CORES"], rows[NODE]["ALLOCATED_CPU_MEMORY_BYTES"]) == (
+        victim.cpu_millis_per_pod / 1000.0,
+        float(victim.memory_bytes_per_pod),
+    )
+    # The waiting workload's pod is bound nowhere: no other node carries a request.
+    assert all(
+        (v["ALLOCATED_CPU_CORES"], v["ALLOCATED_CPU_MEMORY_BYTES"]) == (0.0, 0.0)
+        for node, v in rows.items()
+        if node != NODE
+    )

@@ -83,16 +83,17 @@ def host_kinds(client: docker.DockerClient, lab: str) -> set[str]:
     return {"systemd" if boot == "systemd" else "container" for boot in boots}
 
 
+# The SDK lists containers, then inspects each: a container that another lab's `lab down` removes in
+# between answers 404, and a `lab fault` on one lab failed so while a second lab went down.
+# ignore_removed drops such a container from the answer instead.
 def lab_containers(client: docker.DockerClient, lab: str) -> list[Container]:
-    found = client.containers.list(all=True, filters={"label": f"{LABEL_LAB}={lab}"})
+    found = client.containers.list(all=True, filters={"label": f"{LABEL_LAB}={lab}"}, ignore_removed=True)
     return sorted(found, key=lambda c: c.name)
 
 
 def known_labs(client: docker.DockerClient) -> list[str]:
-    labs = {
-        c.labels.get(LABEL_LAB, "") for c in client.containers.list(all=True, filters={"label": LABEL_LAB})
-    }
-    return sorted(lab for lab in labs if lab)
+    listed = client.containers.list(all=True, filters={"label": LABEL_LAB}, ignore_removed=True)
+    return sorted({lab for c in listed if (lab := c.labels.get(LABEL_LAB, ""))})
 
 
 def find_container(client: docker.DockerClient, lab: str, hostname: str) -> Container | None:

@@ -1,12 +1,16 @@
-"""A lab's network is its own even when another lab's name begins with it."""
+"""A lab's network is its own even when another lab's name begins with it; listing the labs' containers
+survives another lab's container going away meanwhile."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+import docker
+import docker.errors
+
 from lab.bringup import containers
-from lab.contract import network_name
+from lab.contract import LABEL_LAB, network_name
 
 
 @dataclass
@@ -42,3 +46,27 @@ def test_a_lab_gets_its_network_though_a_longer_name_holds_its_own() -> None:
     ]
     containers._ensure_network(engine, "runai-scale")  # type: ignore[arg-type]
     assert len(engine.networks.existing) == 2
+
+
+class RemovedWhileListing:
+    """The engine's low-level API as the SDK's container list meets it when another lab goes down: the
+    list names two containers, and the second is gone by the time the SDK inspects it."""
+
+    def containers(self, **_: Any) -> list[dict[str, str]]:
+        return [{"Id": "kept"}, {"Id": "removed"}]
+
+    def inspect_container(self, container_id: str) -> dict[str, Any]:
+        if container_id == "removed":
+            raise docker.errors.NotFound(f"No such container: {container_id}")
+        return {
+            "Id": container_id,
+            "Name": "/lab-default-controller",
+            "Config": {"Labels": {LABEL_LAB: "default"}},
+        }
+
+
+def test_a_container_removed_while_listing_is_left_out_not_an_error() -> None:
+    client = docker.DockerClient.__new__(docker.DockerClient)  # no engine: only the SDK's list logic
+    client.api = RemovedWhileListing()  # type: ignore[assignment]
+    assert containers.known_labs(client) == ["default"]
+    assert [c.id for c in containers.lab_containers(client, "default")] == ["kept"]

@@ -84,9 +84,12 @@ def dbd_outage(probe: Probe, record: Record) -> None:
         probe.daemon("dbd", "start", "mariadb")
         probe.daemon("dbd", "start", "slurmdbd")
 
+    # slurmdbd takes the queued records in order, each job's start before its end: a job can be in
+    # sacct as RUNNING for a moment after it ended, so wait for its end record as well.
     def all_accounted() -> dict[str, str]:
         found = probe.job_states(jobs)
-        return found if len(found) == len(jobs) else {}
+        ended = len(found) == len(jobs) and not set(found.values()) & {"PENDING", "RUNNING"}
+        return found if ended else {}
 
     states = probe.until(all_accounted, 120, "the outage's jobs in sacct")
     probe.say(f"accounting caught up in {record.recovered_since(began):.1f} s")

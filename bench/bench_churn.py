@@ -54,6 +54,7 @@ from docker.models.containers import Container
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from lab.blueprint.slurm_blueprint import load  # noqa: E402
 from lab.contract import role_image  # noqa: E402
 from lab.dcgm.counters import load_counters  # noqa: E402
 from lab.dcgm.hpc import apply_hpc_jobs  # noqa: E402
@@ -61,7 +62,6 @@ from lab.dcgm.node import EmulatedNode, NodeConfig  # noqa: E402
 from lab.dcgm.rendermetrics import sample_labels  # noqa: E402
 from lab.exposition import escape_label_value, parse  # noqa: E402
 from lab.paths import DEFAULT_BLUEPRINT  # noqa: E402
-from lab.spec.slurm_blueprint import load  # noqa: E402
 from lab.workload.plan import plan  # noqa: E402
 
 SCRAPE_S = 15

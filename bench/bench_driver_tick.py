@@ -17,13 +17,13 @@ import time
 import uuid
 from pathlib import Path
 
+from lab.blueprint.runai_blueprint import RunaiBlueprint, load
 from lab.kube import manifests, view
 from lab.kube.api import Obj
 from lab.kube.devices import DeviceAssigner
 from lab.kube.driver import bound_pods, runai_metrics
 from lab.paths import PROJECT_ROOT
 from lab.runai import Arrivals, ClusterState, DcgmBridge, RestApi, rest_auth
-from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 STAMP = "2026-12-06T00:00:00Z"
 

@@ -41,12 +41,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lab.blueprint.runai_blueprint import RunaiBlueprint, load
 from lab.contract import container_name
 from lab.kube import manifests, view
 from lab.kube.api import ApiError, Client, Obj
 from lab.paths import PROJECT_ROOT, lab_state_dir
 from lab.runai import Arrivals
-from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 POLL_S = 10.0  # KAI's podsPollIntervalSeconds
 CLEAR_TIMEOUT_S = 420.0  # the fill's pods gone before the next case (its pods are told apart anyway)

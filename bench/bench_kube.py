@@ -24,12 +24,12 @@ from pathlib import Path
 
 import yaml
 
+from lab.blueprint.runai_blueprint import parse
 from lab.contract import container_name
 from lab.kube import manifests
 from lab.kube.api import Client
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.runai import Arrivals
-from lab.spec.runai_blueprint import parse
 
 PODS_PER_JOB = 8
 

@@ -38,8 +38,8 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from lab.blueprint.slurm_blueprint import Blueprint, load, parse  # noqa: E402
 from lab.paths import DEFAULT_BLUEPRINT  # noqa: E402
-from lab.spec.slurm_blueprint import Blueprint, load, parse  # noqa: E402
 from lab.workload.plan import Plan, PlannedJob, lab_limit_minutes, plan  # noqa: E402
 from lab.workload.submit import NodeShape  # noqa: E402
 

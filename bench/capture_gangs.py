@@ -33,12 +33,12 @@ from typing import Any
 from capture_kube import CAPTURE_DIR, run_lab, scrape_in_container
 
 from lab import contract
+from lab.blueprint.runai_blueprint import RunaiBlueprint, load
 from lab.kube import manifests
 from lab.kube.api import Client
 from lab.kube.scenarios import LONG_RUN_S
 from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.runai import Arrivals
-from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 EVENTS_PER_KIND = 3
 LOG_LINES = 150

@@ -39,11 +39,11 @@ from capture_journeys import store_series
 
 from lab import contract
 from lab.alerts.listing import read_delivered
+from lab.blueprint.runai_blueprint import RunaiBlueprint, load
 from lab.kube import manifests, scenarios
 from lab.kube.api import Client
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
 from lab.runai import Arrivals
-from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 ALERT = "RunaiWorkloadReclaimedRepeatedly"
 # tests/lab/test_runai.py's for the journey: at 60 the arrivals of several blueprint hours split the

@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from lab import promql
+from lab.blueprint.slurm_blueprint import load
 from lab.contract import container_name
 from lab.paths import PROJECT_ROOT
-from lab.spec.slurm_blueprint import load
 
 # The series the rules of ansible/roles/prometheus/files/rules/{dcgm,slurm}.yml read, and those the
 # walks of docs/journeys.md query. Each selector is stored as <file>.json.

@@ -32,12 +32,12 @@ from typing import Any
 from capture_journeys import store_series
 
 from lab import promql, versions
+from lab.blueprint.runai_blueprint import RunaiBlueprint, load
 from lab.kube import manifests
 from lab.kube.api import Client
 from lab.kube.scenarios import LONG_RUN_S
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
 from lab.runai import Arrivals
-from lab.spec.runai_blueprint import RunaiBlueprint, load
 
 CAPTURE_DIR = PROJECT_ROOT / "captures" / f"journeys-runai-kai-{versions.KAI_SCHEDULER_VERSION.lstrip('v')}"
 TIME_SCALE = "20"  # blueprint seconds per wall second of the throttled workload, as the lab test runs it

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 from lab import contract, versions
+from lab.blueprint.runai_blueprint import load
 from lab.contract import container_name
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
-from lab.spec.runai_blueprint import load
 
 SCENARIOS = {"gpu-fault": "20", "quota-exhaustion": "60", "preemption-storm": "60"}
 EVENTS_PER_KIND = 3  # the first of each (reason, source, kind): shape, not volume

@@ -13,14 +13,16 @@ import docker
 import typer
 
 from lab import contract, kinds, versions
-from lab.bringup import engine, images, keys, lifecycle, lock, running
+from lab.attach import running
+from lab.attach import status as status_report
+from lab.blueprint import slurm_blueprint as blueprint_module
+from lab.blueprint.runai_blueprint import RunaiBlueprintError
+from lab.bringup import engine, images, keys, lifecycle, lock
 from lab.bringup.provision import write_inventory
 from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
 from lab.progress import Progress
 from lab.promql import PrometheusError
 from lab.slurm_exporter.binary import ExporterError
-from lab.spec import slurm_blueprint as blueprint_module
-from lab.spec.runai_blueprint import RunaiBlueprintError
 
 app = typer.Typer(
     help=(
@@ -243,7 +245,7 @@ def status(
     try:
         client = engine.require_engine()
         name = running.resolve_lab(client, lab)
-        report = lifecycle.status(client, name, kinds.facts(name))
+        report = status_report.status(client, name, kinds.facts(name))
     except KNOWN_ERRORS as error:
         _fail(error)
     if as_json:
@@ -318,7 +320,7 @@ def token(
 
     Use: curl -H "X-SLURM-USER-NAME: alice" -H "X-SLURM-USER-TOKEN: $(lab token --user alice)" URL
     """
-    from lab.bringup.slurmrestd import RestError
+    from lab.attach.slurmrestd import RestError
 
     try:
         typer.echo(kinds.attach(engine.require_engine(), lab).token(user, lifespan).token)
@@ -387,7 +389,7 @@ def fault_xid(
     a CUDA error line carrying its job id. Clear with code 0: the health check's next run resumes
     the node it drained (a node drained for another reason stays drained).
     """
-    from lab.bringup.faults import FaultError, inject_xid
+    from lab.attach.faults import FaultError, inject_xid
     from lab.dcgm.shim import write_injected_xid
 
     try:
@@ -426,7 +428,7 @@ def fault_throttle(
     DCGM_FI_DEV_POWER_VIOLATION (power-cap) or DCGM_FI_DEV_THERMAL_VIOLATION (thermal) count 1 s per
     second. `clear` restores the GPU at the next scrape (temperature relaxes with τ 60 s).
     """
-    from lab.bringup.faults import FaultError, inject_throttle
+    from lab.attach.faults import FaultError, inject_throttle
     from lab.dcgm.shim import CAUSES, write_throttle
 
     try:

@@ -88,7 +88,9 @@ RUNAI_OUT_MOUNT = "/var/lib/aifactory-lab/runai"  # Run:ai lab → host: events,
 # The alert receiver → host: one JSON line per Alertmanager notification (`lab alerts` reads it).
 ALERTS_MOUNT = "/var/lib/aifactory-lab/alerts"
 ALERTS_FILE = "notifications.jsonl"  # under ALERTS_MOUNT
-KUBE_BUILD_MOUNT = "/opt/kube"  # host → Run:ai container, read-only: bin/, stages/, kai/ (lab.kube.binaries)
+KUBE_BUILD_MOUNT = (
+    "/opt/kube"  # host → Run:ai container, read-only: bin/, stages/, kai/ (lab.kube_host.binaries)
+)
 KUBE_PKI_MOUNT = "/etc/kubernetes/pki"  # host → Run:ai container, read-only: the lab's certificates
 # Host → Run:ai container, read-only: the REST API's application credentials and token signing key.
 RUNAI_REST_KEYS_MOUNT = "/etc/aifactory-lab/runai-rest"
@@ -103,7 +105,7 @@ REPOSITORY = "aifactory-lab"
 LABEL_LAB = "org.aifactory-lab.lab"
 LABEL_ROLE = "org.aifactory-lab.role"
 LABEL_HOST = "org.aifactory-lab.host"
-LABEL_SPEC = "org.aifactory-lab.spec"
+LABEL_SPEC = "org.aifactory-lab.blueprint"
 LABEL_BOOT = "org.aifactory-lab.boot"  # lab-daemon (container-native) | systemd (machine-like host)
 
 # Container port → the service name `lab status` and `lab up` print its URL under.

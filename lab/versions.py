@@ -46,7 +46,7 @@ DCGM_EXPORTER_ARCHIVE_SHA256 = "f7b828ea567af52be73d8311b0e99e5ae22de369816504e1
 GO_DCGM_ARCHIVE = "go-dcgm-ec245c09fe3e.tar.gz"  # v0.0.0-20260422145128-ec245c09fe3e
 GO_DCGM_ARCHIVE_SHA256 = "0f7d1e8f070c015cef5fb688046e6413e3d29a9ab1220a2ed0443da39f078df6"
 # The Kubernetes path of a Run:ai lab (lab/kube): a real control plane and the real KAI Scheduler,
-# built once per version set (lab/kube/binaries.py) and cached; lab/kube/gomod/ holds the wrapper
+# built once per version set (lab/kube_host/binaries.py) and cached; lab/kube_host/gomod/ holds the wrapper
 # modules (go.mod, go.sum) for what `go install` refuses (replace directives) or the proxy lists not.
 KUBERNETES_VERSION = "v1.34.4"  # kube-apiserver, kube-controller-manager (k8s.io/kubernetes)
 KUBERNETES_STAGING_VERSION = "v0.34.4"  # the k8s.io/* staging modules of that release

@@ -12,9 +12,9 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from lab.blueprint import runai_blueprint
+from lab.blueprint.slurm_blueprint import load
 from lab.paths import BLUEPRINTS_DIR, DEFAULT_BLUEPRINT
-from lab.spec import runai_blueprint
-from lab.spec.slurm_blueprint import load
 
 DEFAULT_LAB = load(DEFAULT_BLUEPRINT).name
 # tests/lab/test_runai.py's lab: the shipped Run:ai blueprint's, or the one $LAB_RUNAI_BLUEPRINT names.

@@ -9,7 +9,8 @@ import typer
 
 from lab import contract, kinds
 from lab.alerts import listing
-from lab.bringup import engine, running
+from lab.attach import running
+from lab.bringup import engine
 from lab.promql import PrometheusError
 from lab.promql import alerts as prometheus_alerts
 

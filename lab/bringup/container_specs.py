@@ -8,9 +8,9 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 
 from lab import contract
+from lab.blueprint.runai_blueprint import RunaiBlueprint
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.paths import lab_state_dir
-from lab.spec.runai_blueprint import RunaiBlueprint
-from lab.spec.slurm_blueprint import Blueprint
 
 
 @dataclass(frozen=True)

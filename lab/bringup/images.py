@@ -28,6 +28,9 @@ SLURM_ROLES = ("controller", "dbd", "restd", "node")
 PARENTS = ("BASE", "ROOT_IMAGE")  # build args that name the image built upon
 # The foundation modules the node and Run:ai images run with (stdlib only; tests/unit/test_layers.py).
 IMAGE_MODULES = ("paths.py", "versions.py", "contract.py", "exposition.py")
+# The lab packages each image carries beside them: the node runs the shim, the Run:ai container the
+# Kubernetes path (lab.kube, not lab.kube_host: that is the host's) with the Run:ai view and the shim.
+IMAGE_PACKAGES = {"node": ("dcgm",), "runai": ("dcgm", "kube", "runai", "runai/api", "blueprint")}
 EXECUTABLES = ("policy-rc.d", "lab-daemon", "lab-gpu-app", ".sh")  # context files that keep the execute bit
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 _PEM = re.compile(rb"-----BEGIN CERTIFICATE-----\r?\n.+?\r?\n-----END CERTIFICATE-----", re.DOTALL)
@@ -72,7 +75,9 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
         },
     )
     for role in SLURM_ROLES:
-        extra = {"dcgm-shim": package_files(("dcgm",), modules=IMAGE_MODULES)} if role == "node" else None
+        extra = (
+            {"dcgm-shim": package_files(IMAGE_PACKAGES["node"], IMAGE_MODULES)} if role == "node" else None
+        )
         build(role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, extra)
     build(
         "prometheus",
@@ -85,7 +90,7 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
     build(
         "runai",
         {"BASE": base},
-        {"lab-package": package_files(("dcgm", "kube", "runai", "runai/api", "spec"), modules=IMAGE_MODULES)},
+        {"lab-package": package_files(IMAGE_PACKAGES["runai"], IMAGE_MODULES)},
     )
 
 

@@ -14,11 +14,11 @@ import ansible_runner
 import yaml
 
 from lab import contract
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.bringup.keys import LabKeys
 from lab.bringup.render import Hosts, inventory
 from lab.paths import ANSIBLE_DIR
 from lab.progress import Progress
-from lab.spec.slurm_blueprint import Blueprint
 
 
 class ProvisionError(RuntimeError):

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from lab import contract
+from lab.blueprint import hostlist
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.contract import container_name
-from lab.spec import hostlist
-from lab.spec.slurm_blueprint import Blueprint
 
 Hosts = Literal["container", "systemd", "real"]
 

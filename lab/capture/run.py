@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lab import exposition, promql, versions
-from lab.bringup.running import RunningLab
+from lab.attach.running import RunningLab
 from lab.capture import families, signals
 from lab.capture.diff import Problem, diff
 from lab.dcgm.shim import UPSTREAM_TAG

@@ -16,7 +16,9 @@ import typer
 from docker.models.containers import Container
 
 from lab import kinds
-from lab.bringup import engine, fault_record, running
+from lab.attach import fault_record, running
+from lab.blueprint import slurm_blueprint as blueprint_module
+from lab.bringup import engine
 from lab.churn import report as report_module
 from lab.churn.bound import EPILOG_GRACE_S, Tolerance
 from lab.churn.jobs import SacctError, parse_sacct
@@ -25,7 +27,6 @@ from lab.churn.window import Window, bounds, iso, step_seconds
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.promql import PrometheusError
-from lab.spec import slurm_blueprint as blueprint_module
 
 app = typer.Typer(
     help=(

@@ -11,7 +11,8 @@ from typing import Annotated
 import typer
 
 from lab import kinds
-from lab.bringup import containers, engine, running
+from lab.attach import running
+from lab.bringup import containers, engine
 from lab.drill import suite
 from lab.drill.probe import DrillError
 from lab.paths import lab_state_dir

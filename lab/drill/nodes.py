@@ -7,7 +7,7 @@ import time
 from functools import partial
 
 from lab import contract
-from lab.bringup.faults import inject_xid
+from lab.attach.faults import inject_xid
 from lab.dcgm.shim import write_injected_xid
 from lab.drill.probe import JOB_START_S, DrillError, Probe
 from lab.drill.record import Drill, Record

@@ -14,7 +14,7 @@ from typing import TypeVar
 from docker.models.containers import Container
 
 from lab import contract, promql
-from lab.bringup.running import RunningLab
+from lab.attach.running import RunningLab
 from lab.workload import background
 
 T = TypeVar("T")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from lab import contract
-from lab.bringup import slurmrestd
+from lab.attach import slurmrestd
 from lab.drill.probe import JOB_START_S, Probe
 from lab.drill.record import Drill, Record
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import docker
 
 from lab import promql
-from lab.bringup import fault_record
-from lab.bringup.running import RunningLab
-from lab.bringup.slurmrestd import RestError
+from lab.attach import fault_record
+from lab.attach.running import RunningLab
+from lab.attach.slurmrestd import RestError
 from lab.drill import mapping, nodes, services
 from lab.drill.checks import Check, accounting_check, scrape_gap_check
 from lab.drill.probe import DrillError, Probe

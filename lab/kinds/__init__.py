@@ -9,13 +9,13 @@ from typing import Any
 
 import docker
 
-from lab.bringup import running
+from lab.attach import running
+from lab.blueprint import strict
+from lab.blueprint.slurm_blueprint import BlueprintError
 from lab.kinds.base import LabKind, UpOptions
 from lab.kinds.runai_lab import KIND as RUNAI
 from lab.kinds.slurm_lab import KIND as SLURM
 from lab.paths import lab_state_dir
-from lab.spec import strict
-from lab.spec.slurm_blueprint import BlueprintError
 
 KINDS: dict[str, LabKind] = {SLURM.name: SLURM, RUNAI.name: RUNAI}
 

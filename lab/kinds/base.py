@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from lab.attach.running import RunningLab
 from lab.bringup.images import BuildOptions
-from lab.bringup.running import RunningLab
 from lab.progress import Progress
 
 

@@ -14,17 +14,18 @@ from pathlib import Path
 from typing import Any
 
 from lab import contract, versions
-from lab.bringup import container_specs, engine, keys, lifecycle, lock, running
+from lab.attach import running
+from lab.blueprint.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
+from lab.blueprint.runai_blueprint import load as load_runai
+from lab.bringup import container_specs, engine, keys, lifecycle, lock
 from lab.bringup.provision import ProvisionError
 from lab.contract import container_name
 from lab.kinds.base import UpOptions
-from lab.kube import binaries, pki
+from lab.kube_host import binaries, pki
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build as prometheus_ui
 from lab.runai import rest_auth
-from lab.spec.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
-from lab.spec.runai_blueprint import load as load_runai
 
 # The rule files a Run:ai lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
 RULE_AREAS = ("dcgm", "runai")

@@ -9,18 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from lab import contract, versions
-from lab.bringup import container_specs, containers, engine, images, keys, lifecycle, lock, running, ssh
+from lab.attach import running
+from lab.attach.slurmrestd import RestError
+from lab.blueprint import slurm_blueprint
+from lab.blueprint.slurm_blueprint import Blueprint
+from lab.bringup import container_specs, containers, engine, images, keys, lifecycle, lock, ssh
 from lab.bringup.keys import LabKeys
 from lab.bringup.provision import ProvisionError, slurm_inventory
 from lab.bringup.render import Hosts
-from lab.bringup.slurmrestd import RestError
 from lab.kinds.base import UpOptions
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build as prometheus_ui
 from lab.slurm_exporter import binary as exporter
-from lab.spec import slurm_blueprint
-from lab.spec.slurm_blueprint import Blueprint
 from lab.workload import background
 
 HOST_KINDS = ("container", "systemd")

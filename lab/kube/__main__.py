@@ -37,12 +37,12 @@ def main(argv: list[str] | None = None) -> int:
         from lab.kube.controlplane import run
 
         return run([p for p in args.pools.split(",") if p], args.verbosity, args.logs)
+    from lab.blueprint.runai_blueprint import load
     from lab.kube import controlplane
     from lab.kube.api import Client
     from lab.kube.driver import Driver
     from lab.kube.driver import drive as run_driver
     from lab.kube.scenarios import Scenario
-    from lab.spec.runai_blueprint import load
 
     bp = load(args.blueprint)
     host, first = args.dcgm_address.rsplit(":", 1)

@@ -32,8 +32,8 @@ from lab.kube import rbac, training_operator
 from lab.kube.api import Client, documents, wait_until
 from lab.kube.stages import POD_TERMINATE
 
-PKI = Path(contract.KUBE_PKI_MOUNT)  # the lab's credentials, read-only (lab.kube.pki)
-BIN = Path(contract.KUBE_BUILD_MOUNT) / "bin"  # the cached build, read-only (lab.kube.binaries)
+PKI = Path(contract.KUBE_PKI_MOUNT)  # the lab's credentials, read-only (lab.kube_host.pki)
+BIN = Path(contract.KUBE_BUILD_MOUNT) / "bin"  # the cached build, read-only (lab.kube_host.binaries)
 ETCD_DATA = Path("/var/lib/aifactory-lab/etcd")
 NODE_ANNOTATION = "kwok.x-k8s.io/node=fake"  # kwok manages the nodes that carry it (kwok docs)
 ETCD_URL = f"http://127.0.0.1:{contract.ETCD_CLIENT_PORT}"

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from lab import contract
+from lab.blueprint.runai_blueprint import RunaiBlueprint
 from lab.dcgm.shim import ListeningHTTPServer
 from lab.dcgm.shim import serve as serve_dcgm
 from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
@@ -48,7 +49,6 @@ from lab.runai import (
     runai_samples,
     serve_rest,
 )
-from lab.spec.runai_blueprint import RunaiBlueprint
 
 log = logging.getLogger("lab.kube.driver")
 TICK_S = 1.0  # wall seconds between two looks at the cluster

@@ -1,4 +1,4 @@
-"""Who talks to the lab's API server: one client certificate per component (lab.kube.pki makes
+"""Who talks to the lab's API server: one client certificate per component (lab.kube_host.pki makes
 them, lab.kube.rbac binds them). Standard library only: the container imports it too."""
 
 from __future__ import annotations

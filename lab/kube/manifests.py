@@ -16,9 +16,9 @@
 
 from __future__ import annotations
 
+from lab.blueprint.runai_blueprint import UNLIMITED, PoolQuota, RunaiBlueprint
 from lab.kube.api import Obj
 from lab.runai import CONTAINER, Workload
-from lab.spec.runai_blueprint import UNLIMITED, PoolQuota, RunaiBlueprint
 
 NODE_POOL_LABEL = "kai.scheduler/node-pool"  # KAI DefaultNodePoolLabelKey
 QUEUE_LABEL = "kai.scheduler/queue"  # KAI DefaultQueueLabel

@@ -19,7 +19,7 @@ from pathlib import Path
 from lab.kube.api import Obj, documents
 from lab.kube.identities import IDENTITIES
 
-# Component (tag's rbac/<file>.yaml) -> the identity (lab.kube.pki) that runs it.
+# Component (tag's rbac/<file>.yaml) -> the identity (lab.kube_host.pki) that runs it.
 KAI_ROLES = {
     "scheduler": "kai-scheduler",
     "binder": "kai-binder",

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from lab.blueprint.runai_blueprint import RunaiBlueprint, WorkloadClass
 from lab.kube import manifests, view
 from lab.kube.api import Client
 from lab.kube.devices import DeviceAssigner
 from lab.paths import atomic_write
 from lab.runai import Arrivals, DcgmBridge, Workload, poisson
-from lab.spec.runai_blueprint import RunaiBlueprint, WorkloadClass
 
 LONG_RUN_S = 30 * 86400.0  # scripted borrowers and victims run for the whole scenario
 Obj = dict[str, Any]

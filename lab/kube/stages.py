@@ -1,6 +1,6 @@
 """The one kwok Stage the lab writes itself: a deleted pod's graceful termination.
 
-kwok v0.7.0's own pod stages (copied from its module at build time, lab.kube.binaries) delete a pod
+kwok v0.7.0's own pod stages (copied from its module at build time, lab.kube_host.binaries) delete a pod
 only once it has no finalizers (``pod-delete``). A Job's pods carry ``batch.kubernetes.io/job-tracking``,
 which the Job controller removes only when the pod is terminal, so a pod KAI evicts would hang in
 Terminating and its Job would never replace it. A real kubelet stops the containers of a pod being

@@ -14,10 +14,10 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
+from lab.blueprint.runai_blueprint import PRIORITY_CLASSES, RunaiBlueprint
 from lab.kube.devices import DeviceAssigner
 from lab.kube.manifests import DCGM_CLASS_ANNOTATION, GPU_RESOURCE
 from lab.runai import GpuStat, Node, Phase, Pod, PodPhase, Workload, nodes_of
-from lab.spec.runai_blueprint import PRIORITY_CLASSES, RunaiBlueprint
 
 Obj = dict[str, Any]
 NON_PREEMPTIBLE_FROM = 100  # KAI: priority ≥ 100 is non-preemptible (docs/priority)

@@ -13,8 +13,13 @@ import random
 import uuid
 from dataclasses import dataclass
 
+from lab.blueprint.runai_blueprint import (
+    NON_PREEMPTIBLE_FROM,
+    PRIORITY_CLASSES,
+    RunaiBlueprint,
+    WorkloadClass,
+)
 from lab.runai.cluster_state import Workload
-from lab.spec.runai_blueprint import NON_PREEMPTIBLE_FROM, PRIORITY_CLASSES, RunaiBlueprint, WorkloadClass
 
 # k8s.io/apimachinery/pkg/util/rand alphanums (no vowels, no confusable digits) for generated names.
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from lab.spec.runai_blueprint import RunaiBlueprint
+from lab.blueprint.runai_blueprint import RunaiBlueprint
 
 
 class Phase(StrEnum):

@@ -12,10 +12,10 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import Protocol
 
+from lab.blueprint.runai_blueprint import RunaiBlueprint
 from lab.runai.cluster_state import ALLOCATED, Node, Phase, Workload
 from lab.runai.dcgm_bridge import GpuStat
 from lab.runai.expfmt import Sample, labels
-from lab.spec.runai_blueprint import RunaiBlueprint
 
 
 class ClusterState(Protocol):

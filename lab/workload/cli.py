@@ -14,12 +14,13 @@ import docker
 import typer
 
 from lab import kinds
-from lab.bringup import engine, running
-from lab.bringup.slurmrestd import RestError
+from lab.attach import running
+from lab.attach.slurmrestd import RestError
+from lab.blueprint import slurm_blueprint as blueprint_module
+from lab.blueprint.slurm_blueprint import BlueprintError
+from lab.bringup import engine
 from lab.paths import DEFAULT_BLUEPRINT
 from lab.progress import Progress
-from lab.spec import slurm_blueprint as blueprint_module
-from lab.spec.slurm_blueprint import BlueprintError
 from lab.workload.plan import Model, Plan, PlannedJob, check_against, lab_limit_minutes, plan, week_offset_now
 from lab.workload.pyslurm_wheel import PyslurmError
 from lab.workload.runner import RunOptions, run

@@ -37,8 +37,8 @@ from dataclasses import asdict, dataclass, replace
 from itertools import takewhile
 from typing import Any
 
-from lab.spec.slurm_blueprint import Blueprint, BlueprintError, Partition
-from lab.spec.workload_spec import Outcome, WorkloadClassSpec, WorkloadSpec
+from lab.blueprint.slurm_blueprint import Blueprint, BlueprintError, Partition
+from lab.blueprint.workload_spec import Outcome, WorkloadClassSpec, WorkloadSpec
 from lab.workload.fit import FitError, JointModel, SizeShare
 
 DAY_S = 86_400

@@ -23,17 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lab.bringup import slurmrestd
-from lab.bringup.running import RunningLab
-from lab.bringup.slurmrestd import Credentials, RestError
-from lab.spec.slurm_blueprint import Blueprint
+from lab.attach import slurmrestd
+from lab.attach.running import RunningLab
+from lab.attach.slurmrestd import Credentials, RestError
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.workload import jobscript
 from lab.workload.plan import PlannedJob, lab_limit_minutes
 from lab.workload.summary import base_state, number
 
 API = slurmrestd.API_VERSION  # v0.0.42
 
-Transport = Callable[..., tuple[int, dict[str, Any]]]  # the signature of lab.bringup.slurmrestd.request
+Transport = Callable[..., tuple[int, dict[str, Any]]]  # the signature of lab.attach.slurmrestd.request
 
 # SLURM_COMMUNICATIONS_{CONNECTION,SEND,RECEIVE,SHUTDOWN}_ERROR, SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT
 # (slurm/slurm_errno.h): slurmctld was unreachable, the request may succeed when retried.

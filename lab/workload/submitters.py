@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lab.bringup.running import RunningLab
+from lab.attach.running import RunningLab
 from lab.progress import Progress
 from lab.workload import pyslurm_client, pyslurm_install, pyslurm_wheel
 from lab.workload.runner import Submitter

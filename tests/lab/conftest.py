@@ -1,7 +1,7 @@
 """Fixtures for tests against a live lab. The default lab is brought up if it is not up yet.
 
 Faults stay with the test that made them: every fault a test puts in (a planted file, an XID, a
-restarted node) goes into the lab's fault record (:mod:`lab.bringup.fault_record`), the test takes it
+restarted node) goes into the lab's fault record (:mod:`lab.attach.fault_record`), the test takes it
 out again before it returns (``faults_left_behind`` fails it otherwise), and tests that measure over a
 window start it after the last fault settled (:func:`window_start`), never at a fixed look-back.
 """
@@ -24,10 +24,11 @@ import testinfra
 
 from lab import contract, promql
 from lab.alerts.listing import Delivered, read_delivered
-from lab.bringup import containers, fault_record
+from lab.attach import fault_record
+from lab.blueprint.slurm_blueprint import Blueprint, load
+from lab.blueprint.workload_spec import WORKLOAD_CLASSES
+from lab.bringup import containers
 from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
-from lab.spec.slurm_blueprint import Blueprint, load
-from lab.spec.workload_spec import WORKLOAD_CLASSES
 from lab.workload import background
 from tests.lab_groups import DEFAULT_LAB, lab_of
 

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from lab import contract
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.paths import ANSIBLE_DIR
-from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, wait_for
 

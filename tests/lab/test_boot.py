@@ -15,8 +15,9 @@ import pytest
 from testinfra.host import Host
 
 from lab import contract, promql
-from lab.bringup import containers, fault_record
-from lab.spec.slurm_blueprint import Blueprint
+from lab.attach import fault_record
+from lab.blueprint.slurm_blueprint import Blueprint
+from lab.bringup import containers
 
 from .conftest import all_scraped_up_since, wait_for
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.spec.slurm_blueprint import Blueprint
+from lab.blueprint.slurm_blueprint import Blueprint
 
 from .conftest import run_lab
 

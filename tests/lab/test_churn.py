@@ -18,9 +18,9 @@ import pytest
 from testinfra.host import Host
 
 from lab import promql
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.churn.series import series_key, turnover
 from lab.churn.window import Window
-from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import submit_gpu_job, wait_for, window_start
 

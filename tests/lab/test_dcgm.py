@@ -11,8 +11,8 @@ import pytest
 from testinfra.host import Host
 
 from lab import promql
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.contract import JOB_MAPPING_DIR
-from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.drill.suite import GROUPS
-from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab
 

@@ -24,8 +24,8 @@ import pytest
 from testinfra.host import Host
 
 from lab import kinds, promql
-from lab.bringup import fault_record
-from lab.spec.slurm_blueprint import Blueprint
+from lab.attach import fault_record
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.workload.plan import Model, PlannedJob
 from lab.workload.runner import RunOptions, run
 from lab.workload.submit import NodeShape, connect

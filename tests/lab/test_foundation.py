@@ -12,9 +12,10 @@ import pytest
 from testinfra.host import Host
 
 from lab import contract
-from lab.bringup import containers, slurmrestd
+from lab.attach import slurmrestd
+from lab.blueprint.slurm_blueprint import Blueprint
+from lab.bringup import containers
 from lab.contract import role_image
-from lab.spec.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, wait_for
 

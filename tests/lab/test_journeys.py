@@ -17,8 +17,8 @@ from testinfra.host import Host
 
 from lab import promql
 from lab.alerts.listing import Delivered
-from lab.bringup import fault_record
-from lab.spec.slurm_blueprint import Blueprint
+from lab.attach import fault_record
+from lab.blueprint.slurm_blueprint import Blueprint
 
 from .conftest import (
     delivered,

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lab.spec.slurm_blueprint import Blueprint
+from lab.blueprint.slurm_blueprint import Blueprint
 
 from .browser import Browser
 from .conftest import wait_for

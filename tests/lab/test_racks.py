@@ -9,8 +9,8 @@ import pytest
 import testinfra
 
 from lab import contract
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.bringup import containers
-from lab.spec.slurm_blueprint import Blueprint
 
 pytestmark = pytest.mark.lab
 

@@ -21,7 +21,8 @@ import docker
 import pytest
 
 from lab import contract, promql, versions
-from lab.bringup import fault_record
+from lab.attach import fault_record
+from lab.blueprint.runai_blueprint import RunaiBlueprint, load
 from lab.kinds import runai_lab
 from lab.kube import manifests, scenarios
 from lab.kube.api import ApiError, Client
@@ -29,7 +30,6 @@ from lab.kube.scenarios import LONG_RUN_S
 from lab.kube.view import gpus_of
 from lab.paths import lab_state_dir
 from lab.runai import Arrivals, rest_auth, walk
-from lab.spec.runai_blueprint import RunaiBlueprint, load
 from tests.lab_groups import RUNAI_BLUEPRINT
 
 from .conftest import delivered, run_lab, silent_panels, unix_time, wait_for

@@ -20,9 +20,10 @@ import pytest
 from testinfra.host import Host
 
 from lab import contract
-from lab.bringup import containers, slurmrestd
+from lab.attach import slurmrestd
+from lab.blueprint.slurm_blueprint import Blueprint
+from lab.bringup import containers
 from lab.paths import lab_state_dir
-from lab.spec.slurm_blueprint import Blueprint
 
 pytestmark = pytest.mark.lab
 

@@ -14,7 +14,7 @@ import pytest
 from testinfra.host import Host
 
 from lab import promql
-from lab.spec.slurm_blueprint import Blueprint
+from lab.blueprint.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, wait_for
 

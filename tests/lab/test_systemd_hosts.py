@@ -26,10 +26,11 @@ import yaml
 from testinfra.host import Host
 
 from lab import contract, promql
-from lab.bringup import containers, lifecycle, ssh
+from lab.attach import status
+from lab.blueprint.slurm_blueprint import Blueprint, load
+from lab.bringup import containers, ssh
 from lab.contract import JOB_MAPPING_DIR
 from lab.paths import ANSIBLE_DIR, DEFAULT_BLUEPRINT, lab_state_dir
-from lab.spec.slurm_blueprint import Blueprint, load
 
 from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
 
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.lab
 LAB = "machines"
 PORTS = {"slurmrestd": 6823, "prometheus": 9094, "alertmanager": 9097, "slurm_exporter": 9354}
 # Every host's units, as `lab status` names them (tests below check each one's MainPID).
-UNITS = lifecycle.SYSTEMD_UNITS_BY_ROLE
+UNITS = status.SYSTEMD_UNITS_BY_ROLE
 # What reads slurm.conf (and so restarts when one of its values changes); everything else keeps running.
 SLURM_CONF_READERS = {"slurmctld", "slurmd", "slurmrestd"}
 

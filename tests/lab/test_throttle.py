@@ -9,8 +9,8 @@ import pytest
 from testinfra.host import Host
 
 from lab import promql
-from lab.bringup import fault_record
-from lab.spec.slurm_blueprint import Blueprint
+from lab.attach import fault_record
+from lab.blueprint.slurm_blueprint import Blueprint
 
 from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
 

@@ -24,9 +24,9 @@ import pytest
 from testinfra.host import Host
 
 from lab import kinds
+from lab.blueprint import hostlist
+from lab.blueprint.slurm_blueprint import Blueprint, parse
 from lab.progress import Progress
-from lab.spec import hostlist
-from lab.spec.slurm_blueprint import Blueprint, parse
 from lab.workload.plan import Plan, PlannedJob, lab_limit_minutes, plan
 from lab.workload.runner import RunOptions, run
 from lab.workload.submit import NodeShape

@@ -16,8 +16,8 @@ import pytest
 from testinfra.host import Host
 
 from lab import kinds, promql
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.progress import Progress
-from lab.spec.slurm_blueprint import Blueprint
 from lab.workload.plan import Model, PlannedJob
 from lab.workload.runner import RunOptions, run
 from lab.workload.submit import NodeShape

@@ -36,8 +36,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from lab.blueprint.runai_blueprint import load as load_runai  # noqa: E402
 from lab.kinds.runai_lab import scrape_jobs  # noqa: E402
-from lab.spec.runai_blueprint import load as load_runai  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 SLURM_CAPTURE = ROOT / "captures" / "journeys-slurm-24.11.5"

@@ -20,12 +20,12 @@ from typing import Any, ClassVar
 import pytest
 import yaml
 
+from lab.blueprint import runai_blueprint
+from lab.blueprint import slurm_blueprint as blueprint
 from lab.bringup.render import inventory
 from lab.kinds.runai_lab import inventory as runai_inventory
 from lab.kinds.slurm_lab import HEALTH_CHECK_INTERVAL_S
 from lab.paths import ANSIBLE_DIR, BLUEPRINTS_DIR, PROJECT_ROOT
-from lab.spec import runai_blueprint
-from lab.spec import slurm_blueprint as blueprint
 from tests.unit.loopback import serving
 
 BUILD = ANSIBLE_DIR / "collection" / "build.py"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.bringup.images import IMAGE_MODULES
+from lab.bringup.images import IMAGE_MODULES, IMAGE_PACKAGES
 from lab.paths import PROJECT_ROOT
 
 PACKAGE = PROJECT_ROOT / "lab"
@@ -18,21 +18,24 @@ PACKAGE = PROJECT_ROOT / "lab"
 LAYERS = {
     "lab": 0,  # lab/__init__ and the foundation: paths, progress, versions, archives, promql, contract,
     # exposition, alert_receiver
-    "lab.spec": 1,
+    "lab.blueprint": 1,
     "lab.bringup": 2,
-    "lab.slurm_exporter": 3,
-    "lab.dcgm": 3,
-    "lab.workload": 3,
-    "lab.runai": 3,
-    "lab.prometheus_ui": 3,
-    "lab.capture": 4,
-    "lab.churn": 4,
-    "lab.drill": 4,
-    "lab.alerts": 4,
-    "lab.kube": 4,  # the Kubernetes path: composes lab.runai and lab.dcgm over a real cluster
-    "lab.kinds": 5,
+    "lab.attach": 3,  # a running lab as every later command reaches it
+    "lab.slurm_exporter": 4,
+    "lab.dcgm": 4,
+    "lab.workload": 4,
+    "lab.runai": 4,
+    "lab.prometheus_ui": 4,
+    "lab.capture": 5,
+    "lab.churn": 5,
+    "lab.drill": 5,
+    "lab.alerts": 5,
+    "lab.kube": 5,  # the Kubernetes path in the Run:ai container: composes lab.runai and lab.dcgm
+    "lab.kube_host": 5,  # what the host makes for it: binaries, certificates
+    "lab.kinds": 6,
 }
-COMMAND_LINE = 6
+CONSTRUCTS = 4
+COMMAND_LINE = 7
 # A construct's public module: all that any module outside the construct may import of it.
 PUBLIC = {"lab.dcgm": "lab.dcgm.shim", "lab.runai": "lab.runai"}
 REPEATABLE_NAMES = {"__init__.py", "__main__.py", "cli.py"}
@@ -90,11 +93,11 @@ def test_nothing_imports_upward(path: Path) -> None:
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
 def test_constructs_use_each_other_through_their_public_module(path: Path) -> None:
     module = _module(path)
-    if _layer(module) != 3:
+    if _layer(module) != CONSTRUCTS:
         return
     for line, imported in _imports(path):
         target = _package(imported)
-        if target != _package(module) and _layer(imported) == 3:
+        if target != _package(module) and _layer(imported) == CONSTRUCTS:
             assert imported == PUBLIC.get(target), (
                 f"{path.relative_to(PROJECT_ROOT)}:{line}: {module} imports {imported}; "
                 f"use {PUBLIC.get(target, 'a public module of ' + target)}"
@@ -149,7 +152,7 @@ def test_the_node_image_runs_stdlib_only_code_it_carries() -> None:
 @pytest.mark.parametrize("start", ["lab.kube.controlplane", "lab.kube.driver", "lab.kube.__main__"])
 def test_the_runai_image_carries_what_its_processes_import(start: str) -> None:
     files = {f"lab/{m}" for m in ("__init__.py", *IMAGE_MODULES)}
-    for package in ("dcgm", "kube", "runai", "runai/api", "spec"):
+    for package in IMAGE_PACKAGES["runai"]:
         files |= {f"lab/{package}/{p.name}" for p in (PACKAGE / package).glob("*.py")}
     _, outside = _closure(start, files)
     # Debian's python3 with python3-yaml, -pydantic and -typer only: no cryptography in the container.
@@ -162,3 +165,89 @@ def test_no_two_modules_share_a_name() -> None:
         if path.name not in REPEATABLE_NAMES:
             by_name.setdefault(path.name, []).append(str(path.relative_to(PROJECT_ROOT)))
     assert {name: paths for name, paths in by_name.items() if len(paths) > 1} == {}
+
+
+def _is_module(name: str) -> bool:
+    path = PROJECT_ROOT / name.replace(".", "/")
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module → the lab modules it imports (``from lab.x import y`` is lab.x.y where y is a module)."""
+    graph: dict[str, set[str]] = {}
+    for path in SOURCES:
+        targets = graph.setdefault(_module(path), set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                if node.module == "lab" or node.module.startswith("lab."):
+                    for alias in node.names:
+                        inner = f"{node.module}.{alias.name}"
+                        targets.add(inner if _is_module(inner) else node.module)
+            elif isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names if a.name.startswith("lab."))
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, edges = work[-1]
+            advanced = False
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    work.append((target, iter(sorted(graph.get(target, ())))))
+                    advanced = True
+                    break
+                if target in stack:
+                    low[node] = min(low[node], index[target])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_cycle_finder_finds_a_circle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_imports_itself_round_a_circle() -> None:
+    """Function-level imports count: a circle hidden inside a function is a circle still."""
+    graph = _module_graph()
+    assert len(graph) == len(SOURCES)
+    assert _cycles(graph) == []
+
+
+def test_the_runai_image_carries_all_of_lab_kube_and_nothing_of_the_host_side() -> None:
+    """lab.kube runs in the container (every module of it within the image's imports); lab.kube_host runs
+    on the host and is not carried."""
+    carried = IMAGE_PACKAGES["runai"]
+    assert "kube" in carried and "kube_host" not in carried
+    files = {f"lab/{m}" for m in ("__init__.py", *IMAGE_MODULES)}
+    for package in carried:
+        files |= {f"lab/{package}/{p.name}" for p in (PACKAGE / package).glob("*.py")}
+    for path in sorted((PACKAGE / "kube").glob("*.py")):
+        _, outside = _closure(_module(path), files)
+        assert outside <= set(sys.stdlib_module_names) | {"__future__", "yaml", "pydantic", "typer"}, path

@@ -2,9 +2,9 @@
 the alert receiver's directory the host's .lab/<lab>/alerts/, writable."""
 
 from lab import contract
+from lab.blueprint.slurm_blueprint import load
 from lab.bringup import container_specs
 from lab.paths import BLUEPRINTS_DIR, DEFAULT_BLUEPRINT
-from lab.spec.slurm_blueprint import load
 
 
 def test_prometheus_publishes_alertmanager_on_the_blueprints_port() -> None:

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from lab import contract
+from lab.blueprint.slurm_blueprint import load
 from lab.bringup import container_specs, images
 from lab.bringup.container_specs import ContainerSpec
 from lab.bringup.render import inventory
 from lab.paths import DEFAULT_BLUEPRINT
-from lab.spec.slurm_blueprint import load
 
 LAB_VARIABLES = (
     "slurm_use_cgroups",

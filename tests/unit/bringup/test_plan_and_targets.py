@@ -7,12 +7,13 @@ from typing import Any
 import pytest
 
 from lab import contract
-from lab.bringup import container_specs, faults, render
+from lab.attach import faults
+from lab.blueprint import slurm_blueprint as blueprint
+from lab.blueprint.runai_blueprint import load as load_runai
+from lab.bringup import container_specs, render
 from lab.dcgm.shim import write_injected_xid
 from lab.kinds import runai_lab
 from lab.paths import BLUEPRINTS_DIR
-from lab.spec import slurm_blueprint as blueprint
-from lab.spec.runai_blueprint import load as load_runai
 
 
 def _racks(default_data: dict[str, Any], count: int = 16, per_rack: int = 8) -> blueprint.Blueprint:

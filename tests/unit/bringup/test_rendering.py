@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
+from lab.blueprint import slurm_blueprint as blueprint
 from lab.bringup.keys import LabKeys
 from lab.bringup.provision import key_vars
 from lab.bringup.render import inventory
 from lab.paths import ANSIBLE_DIR, BLUEPRINTS_DIR
-from lab.spec import slurm_blueprint as blueprint
 
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "rendered"
 TEMPLATES = {

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from lab import kinds
+from lab.blueprint.slurm_blueprint import BlueprintError
 from lab.paths import BLUEPRINTS_DIR
-from lab.spec.slurm_blueprint import BlueprintError
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,10 @@
 prometheus role's variables, Alertmanager published on 127.0.0.1, the alerts directory mounted."""
 
 from lab import contract
+from lab.blueprint import runai_blueprint
 from lab.bringup import container_specs
 from lab.kinds import runai_lab
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT
-from lab.spec import runai_blueprint
 
 
 def test_a_runai_lab_loads_the_dcgm_and_runai_rules() -> None:

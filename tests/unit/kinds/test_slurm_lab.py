@@ -4,11 +4,11 @@ inventory with the lab's keys, and the lab's extra variables (the exporter's bin
 from pathlib import Path
 
 from lab import contract
+from lab.blueprint.slurm_blueprint import load
 from lab.bringup import container_specs
 from lab.bringup.keys import LabKeys
 from lab.kinds import slurm_lab
 from lab.paths import DEFAULT_BLUEPRINT
-from lab.spec.slurm_blueprint import load
 
 KEYS = LabKeys(Path("/k/munge.key"), Path("/k/jwt.key"), Path("/k/db.pass"))
 

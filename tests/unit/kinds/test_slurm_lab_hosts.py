@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
+from lab.blueprint.slurm_blueprint import load
 from lab.bringup import container_specs
 from lab.bringup.keys import LabKeys
 from lab.bringup.provision import ProvisionError
 from lab.bringup.ssh import HOST_KEY_MOUNT, SshKeys
 from lab.kinds import slurm_lab
 from lab.paths import BLUEPRINTS_DIR, DEFAULT_BLUEPRINT
-from lab.spec.slurm_blueprint import load
 
 KEYS = LabKeys(Path("/k/munge.key"), Path("/k/jwt.key"), Path("/k/db.pass"))
 SSH_KEYS = SshKeys(Path("/k/ssh"))

@@ -4,13 +4,13 @@
 
 from pathlib import Path
 
+from lab.blueprint import runai_blueprint
+from lab.blueprint.slurm_blueprint import load
 from lab.bringup.keys import LabKeys
 from lab.kinds import runai_lab, slurm_lab
 from lab.kinds.base import UpOptions
 from lab.paths import BLUEPRINTS_DIR, DEFAULT_BLUEPRINT
 from lab.prometheus_ui import build
-from lab.spec import runai_blueprint
-from lab.spec.slurm_blueprint import load
 
 KEYS = LabKeys(Path("/k/munge.key"), Path("/k/jwt.key"), Path("/k/db.pass"))
 WEB_UI = build.UiBuild(Path("/cache/prometheus-web-ui-2.53.3.tar.gz"), "built", {})

@@ -13,12 +13,12 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lab.blueprint.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, load
 from lab.kube import manifests, view
 from lab.kube.api import Obj
 from lab.kube.devices import DeviceAssigner
 from lab.kube.driver import bound_pods
 from lab.runai import Arrivals, DcgmBridge
-from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, load
 
 BP = load(DEFAULT_RUNAI_BLUEPRINT)
 TIME_SCALE = 20.0  # the gpu-fault run's

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import random
 
+from lab.blueprint.runai_blueprint import load
 from lab.kube import manifests
 from lab.paths import BLUEPRINTS_DIR
 from lab.runai import Arrivals
-from lab.spec.runai_blueprint import load
 
 BP = load(BLUEPRINTS_DIR / "runai.yaml")
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from lab import versions
-from lab.kube import binaries, rbac
+from lab.kube import rbac
 from lab.kube.identities import IDENTITIES
+from lab.kube_host import binaries
 
 
 @pytest.fixture(scope="module")

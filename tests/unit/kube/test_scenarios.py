@@ -6,13 +6,13 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lab.blueprint.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, RunaiBlueprint, load
 from lab.kube import manifests, scenarios
 from lab.kube.api import Client
 from lab.kube.devices import BoundPod, DeviceAssigner
 from lab.runai.arrivals import Arrivals
 from lab.runai.cluster_state import Workload
 from lab.runai.dcgm_bridge import DcgmBridge
-from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, RunaiBlueprint, load
 
 BP = load(DEFAULT_RUNAI_BLUEPRINT)
 

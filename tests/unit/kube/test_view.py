@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from lab.blueprint.runai_blueprint import load
 from lab.kube import view
 from lab.kube.devices import DeviceAssigner
 from lab.paths import BLUEPRINTS_DIR
 from lab.runai import Phase
-from lab.spec.runai_blueprint import load
 
 BP = load(BLUEPRINTS_DIR / "runai.yaml")
 

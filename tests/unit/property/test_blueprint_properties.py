@@ -1,14 +1,14 @@
 """Property: the blueprint loaders either return a usable blueprint or raise their own error type, whose
 message names the file and, for a schema problem, every field at fault; never any other exception.
 
-lab/spec/slurm_blueprint.py and lab/spec/runai_blueprint.py promise that "every failure is a
+lab/blueprint/slurm_blueprint.py and lab/blueprint/runai_blueprint.py promise that "every failure is a
 BlueprintError naming the fix", so that `lab up` never shows a traceback for a typo. The inputs are
 arbitrary YAML values, one-field mutations of the shipped blueprints, and arbitrary file contents.
 
 The properties found four kinds of input that once broke that promise: a file that is not UTF-8, an
 impossible date (``2025-02-30``), YAML nested a few hundred levels deep, and a hostlist range one typo
-away from a billion names. lab/spec/strict.py read_mapping and lab/spec/hostlist.py now turn each into
-the loader's error; the regression tests at the end keep those inputs, and the properties above
+away from a billion names. lab/blueprint/strict.py read_mapping and lab/blueprint/hostlist.py now turn
+each into the loader's error; the regression tests at the end keep those inputs, and the properties above
 generate them again.
 """
 
@@ -28,8 +28,8 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from lab.blueprint import runai_blueprint, slurm_blueprint
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT
-from lab.spec import runai_blueprint, slurm_blueprint
 
 PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -64,7 +64,7 @@ def get(data: Any, path: Path_) -> Any:
 
 
 def field_name(path: Path_) -> str:
-    """A path as :func:`lab.spec.strict.explain` names a field."""
+    """A path as :func:`lab.blueprint.strict.explain` names a field."""
     return ".".join(str(part) for part in path) or "(top level)"
 
 
@@ -277,7 +277,7 @@ def test_a_path_that_is_a_directory_names_the_file() -> None:
         assert result == f"{directory}: cannot read blueprint: Is a directory"
 
 
-# --- regression examples the properties found (lab/spec/strict.py read_mapping, lab/spec/hostlist.py) ---
+# --- regression examples the properties found (lab/blueprint/strict.py read_mapping, hostlist.py) ---
 
 LOADERS = [
     (slurm_blueprint.load, slurm_blueprint.BlueprintError, "blueprint"),
@@ -359,7 +359,7 @@ def test_deeply_nested_yaml_is_a_blueprint_error(depth: int, opener: str) -> Non
 HUGE_RANGE = """
 import copy, sys, yaml
 from lab.paths import BLUEPRINTS_DIR
-from lab.spec import slurm_blueprint
+from lab.blueprint import slurm_blueprint
 data = yaml.safe_load((BLUEPRINTS_DIR / "default.yaml").read_text())
 data["partitions"][1]["nodes"] = "dgx-[001-999999999]"
 try:
@@ -371,7 +371,7 @@ except slurm_blueprint.BlueprintError as error:
 
 def test_a_huge_hostlist_range_is_refused_without_expanding_it() -> None:
     """``partitions[1].nodes: dgx-[001-999999999]`` (one typo'd digit away from a real range) is a
-    BlueprintError naming the field and the 1,024-node limit (lab/spec/hostlist.py MAX_NAMES), given
+    BlueprintError naming the field and the 1,024-node limit (lab/blueprint/hostlist.py MAX_NAMES), given
     before any name is built: the loader once expanded the billion names first, at ~1.5 s and ~100 MB
     per million, ending in MemoryError or the OOM killer. The check runs in a child process so that a
     regression costs 5 s, not the machine's memory."""

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import yaml
 
+from lab.blueprint import slurm_blueprint as blueprint
 from lab.paths import BLUEPRINTS_DIR
-from lab.spec import slurm_blueprint as blueprint
 from lab.workload.plan import check_against
 
 from .workload_testing import shipped_data, with_workload

@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from lab.spec.workload_spec import Trace
+from lab.blueprint.workload_spec import Trace
 from lab.workload.fit import FitError, JointModel, SizeShare
 from lab.workload.plan import joint_model
 

@@ -16,10 +16,10 @@ from itertools import takewhile
 
 import pytest
 
+from lab.blueprint.slurm_blueprint import Blueprint, load, parse
+from lab.blueprint.workload_spec import WORKLOAD_CLASSES
 from lab.dcgm.workloads import PROFILES
 from lab.paths import DEFAULT_BLUEPRINT
-from lab.spec.slurm_blueprint import Blueprint, load, parse
-from lab.spec.workload_spec import WORKLOAD_CLASSES
 from lab.workload.plan import DAY_S, WEEK_S, Model, Plan, PlannedJob, plan
 from lab.workload.stats import allocated_share, describe
 

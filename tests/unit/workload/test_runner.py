@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.bringup.slurmrestd import Credentials
+from lab.attach.slurmrestd import Credentials
 from lab.dcgm.job_classes import load_job_classes
 from lab.workload.plan import Model, Plan, PlannedJob, plan
 from lab.workload.runner import RunOptions, run

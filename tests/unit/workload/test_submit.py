@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lab.bringup.slurmrestd import Credentials
+from lab.attach.slurmrestd import Credentials
 from lab.workload.plan import PlannedJob
 from lab.workload.submit import NodeShape, RestClient, SubmitError, job_description
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import yaml
 
-from lab.bringup.slurmrestd import Credentials, RestError
+from lab.attach.slurmrestd import Credentials, RestError
+from lab.blueprint.slurm_blueprint import Blueprint, parse
+from lab.blueprint.workload_spec import WorkloadSpec
 from lab.paths import BLUEPRINTS_DIR
-from lab.spec.slurm_blueprint import Blueprint, parse
-from lab.spec.workload_spec import WorkloadSpec
 from lab.workload.plan import PlannedJob
 
 FIXTURES = Path(__file__).parent / "fixtures" / "slurmrestd-24.11.5"
@@ -95,7 +95,7 @@ class FakeJob:
 
 
 class FakeSlurmrestd:
-    """Call it like ``lab.bringup.slurmrestd.request``. ``failures`` are served first, one per request: an
+    """Call it like ``lab.attach.slurmrestd.request``. ``failures`` are served first, one per request: an
     exception is raised, a ``(status, body)`` is answered."""
 
     def __init__(self, clock: FakeClock, plan: Iterable[PlannedJob] = (), time_scale: float = 1.0) -> None:

@@ -12,8 +12,8 @@ import docker
 from docker.models.containers import Container
 
 from lab import contract
+from lab.attach.slurmrestd import Credentials, issue_token
 from lab.bringup import containers
-from lab.bringup.slurmrestd import Credentials, issue_token
 from lab.paths import lab_state_dir
 
 _SERVICE_BY_PORT = {f"{port}/tcp": name for port, name in contract.SERVICE_BY_PORT.items()}

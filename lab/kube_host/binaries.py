@@ -2,13 +2,14 @@
 Run:ai lab's container.
 
 - kube-apiserver, kube-controller-manager: ``k8s.io/kubernetes`` refuses ``go install`` (its go.mod
-  replaces the staging modules with local paths), so ``lab/kube/gomod/kube`` is a wrapper module that
+  replaces the staging modules with local paths), so ``lab/kube_host/gomod/kube`` is a wrapper module that
   requires it and the staging modules at their release versions; ``go build`` of its two commands, with
   the version ldflags Kubernetes' own build sets, so ``/version`` says the release.
 - KAI Scheduler: the proxy refuses the module; ``go build -mod=readonly`` of the tag archive in
   ``../shared/vendor/`` (sha256 pinned), so the tag's ``go.sum`` checks every dependency.
 - kwok: ``go install sigs.k8s.io/kwok/cmd/kwok@v0.7.0``; its own Stage files come with its module.
-- kube-state-metrics: the proxy lists no versions, so ``lab/kube/gomod/kube-state-metrics`` requires v2.15.0.
+- kube-state-metrics: the proxy lists no versions, so ``lab/kube_host/gomod/kube-state-metrics`` requires
+  v2.15.0.
 - Kubeflow's training operator: ``go install`` of its ``cmd/training-operator.v1``; its PyTorchJob CRD,
   ClusterRole and validating webhooks come from the same module (``manifests/base/``).
 

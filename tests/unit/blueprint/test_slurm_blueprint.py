@@ -5,16 +5,16 @@ from typing import Any
 
 import pytest
 
+from lab.blueprint import slurm_blueprint as blueprint
 from lab.paths import BLUEPRINTS_DIR
-from lab.spec import slurm_blueprint as blueprint
 
-RUNAI_BLUEPRINTS = {"runai.yaml"}  # the Run:ai construct's own schema (lab/spec/runai_blueprint.py)
+RUNAI_BLUEPRINTS = {"runai.yaml"}  # the Run:ai construct's own schema (lab/blueprint/runai_blueprint.py)
 
 
 @pytest.mark.parametrize("path", sorted(BLUEPRINTS_DIR.glob("*.yaml")), ids=lambda p: p.name)
 def test_every_shipped_blueprint_is_valid(path: Path) -> None:
     if path.name in RUNAI_BLUEPRINTS:
-        from lab.spec.runai_blueprint import load as load_runai
+        from lab.blueprint.runai_blueprint import load as load_runai
 
         assert load_runai(path) is not None
         return

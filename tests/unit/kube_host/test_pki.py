@@ -11,8 +11,8 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from lab.bringup.keys import KeysError
-from lab.kube import pki
 from lab.kube.identities import IDENTITIES
+from lab.kube_host import pki
 
 
 @pytest.fixture(scope="module")

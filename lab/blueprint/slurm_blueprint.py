@@ -14,9 +14,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from lab import contract
-from lab.spec import hostlist, strict
-from lab.spec.strict import Strict
-from lab.spec.workload_spec import WorkloadSpec
+from lab.blueprint import hostlist, strict
+from lab.blueprint.strict import Strict
+from lab.blueprint.workload_spec import WorkloadSpec
 
 NAME = r"^[a-z][a-z0-9-]{0,30}$"
 _SLURM_NAME = r"^[a-z][a-z0-9_-]{0,62}$"

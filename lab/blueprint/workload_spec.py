@@ -14,7 +14,7 @@ from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
-from lab.spec.strict import Strict
+from lab.blueprint.strict import Strict
 
 # The classes the DCGM shim can shape GPU activity for (lab/dcgm/workloads.py PROFILES); a unit test
 # keeps the two lists equal.

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from lab.bringup import fault_record, faults
+from lab.attach import fault_record, faults
+from lab.blueprint import slurm_blueprint as blueprint
+from lab.blueprint.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT
+from lab.blueprint.runai_blueprint import load as load_runai
 from lab.dcgm.shim import CAUSES, write_throttle
-from lab.spec import slurm_blueprint as blueprint
-from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT
-from lab.spec.runai_blueprint import load as load_runai
 
 
 def test_a_throttle_is_written_atomically_where_the_shim_reads_it_and_recorded(

@@ -3,7 +3,7 @@ Prometheus' ``/api/v1/query`` of ``<selector>[<window>]``, as ``bench/capture_jo
 the journey's alert shaded where Prometheus had it pending and firing. What a reader of docs/journeys.md
 sees is what Prometheus stored, not a re-run.
 
-    python3 -m lab.capture.snapshot          # every shipped snapshot into docs/img/journey-<name>.png
+    python3 docs/tools/journey_snapshots.py         # every shipped snapshot into docs/img/journey-<name>.png
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ GPU, the node's health check drains the node, and lab-gpu-app on that GPU dies l
 The throttle file ``<lab state>/shared/throttle/<node>/<gpu>`` (same mount, .../shared/throttle; in
 a Run:ai lab ``<lab state>/runai/throttle/``, which the Run:ai container writes and reads) holds a
 clock-event cause; the shim slows that GPU and the other GPUs of its job wait for it. Each
-XID or throttle set or cleared goes into the lab's fault record (:mod:`lab.bringup.fault_record`).
+XID or throttle set or cleared goes into the lab's fault record (:mod:`lab.attach.fault_record`).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from lab.bringup import fault_record
+from lab.attach import fault_record
+from lab.blueprint.runai_blueprint import RunaiBlueprint
+from lab.blueprint.slurm_blueprint import Blueprint
 from lab.contract import THROTTLE_DIR, XID_DIR, shared_dir
 from lab.paths import lab_state_dir
-from lab.spec.runai_blueprint import RunaiBlueprint
-from lab.spec.slurm_blueprint import Blueprint
 
 MAX_XID = 1000  # NVIDIA's XID catalogue numbers stay well below this
 

@@ -1,7 +1,7 @@
 """Run:ai blueprint: node pools, departments, projects with per-pool quotas, a workload mix, scenarios.
 
 Loading validates everything up front; any mistake becomes a :class:`RunaiBlueprintError` that names
-the file, the field and the fix (house style of :mod:`lab.spec.slurm_blueprint`). Names of
+the file, the field and the fix (house style of :mod:`lab.blueprint.slurm_blueprint`). Names of
 departments, projects and users are pseudonyms from the blueprint only.
 """
 
@@ -13,9 +13,9 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from lab import contract
+from lab.blueprint import strict
+from lab.blueprint.strict import Strict
 from lab.paths import BLUEPRINTS_DIR
-from lab.spec import strict
-from lab.spec.strict import Strict
 
 DEFAULT_RUNAI_BLUEPRINT = BLUEPRINTS_DIR / "runai.yaml"
 

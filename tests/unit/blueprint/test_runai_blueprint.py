@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from lab.spec.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, RunaiBlueprint, RunaiBlueprintError, load
+from lab.blueprint.runai_blueprint import DEFAULT_RUNAI_BLUEPRINT, RunaiBlueprint, RunaiBlueprintError, load
 
 
 def shipped() -> RunaiBlueprint:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from lab.bringup import fault_record, faults
+from lab.attach import fault_record, faults
+from lab.blueprint import slurm_blueprint as blueprint
 from lab.dcgm.shim import write_injected_xid
-from lab.spec import slurm_blueprint as blueprint
 
 LAB = "default"
 

@@ -1,6 +1,6 @@
 import pytest
 
-from lab.spec import hostlist
+from lab.blueprint import hostlist
 
 
 @pytest.mark.parametrize(

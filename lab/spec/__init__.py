@@ -1,3 +1,0 @@
-"""The spec layer: blueprints and their schema (one strict base model), hostlists.
-
-Imports only the foundation (paths, versions)."""

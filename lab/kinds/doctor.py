@@ -1,5 +1,10 @@
 """What this machine lacks to run the lab (behind ``lab doctor``): one :class:`Finding` per check.
 
+Each finding says who needs what it checks: the lab itself (missing: ``lab doctor`` exits 1), the lab
+optionally (it comes up without it, with less: Debian's Prometheus page instead of the React UI), or
+only the test suite (the conformance test's cgo, the web UI test's browser, the machine-like hosts'
+SSH). Only a missing lab need fails the command; the others are reported with their fix.
+
 Every check only looks: nothing is installed, started or created. Each takes what it inspects as
 parameters (``which=shutil.which``, ``run=subprocess.run``, paths, the environment) so that tests pass
 fakes; :func:`run_all` runs them on this machine and :func:`render` prints one line per check.
@@ -15,7 +20,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import docker
 
@@ -34,12 +39,21 @@ Which = Callable[[str], str | None]
 Run = Callable[..., Any]  # subprocess.run's shape: (argv, capture_output=, text=, ...) -> .stdout
 
 
+Need = Literal["lab", "optional", "tests"]
+# Said after a missing finding that does not fail `lab doctor` (only a missing lab need prints MISSING).
+NOT_FATAL: dict[Need, str] = {
+    "optional": "the lab comes up without it",
+    "tests": "only the tests need it",
+}
+
+
 @dataclass(frozen=True)
 class Finding:
     name: str
     ok: bool
     detail: str
     fix: str = ""
+    need: Need = "lab"
 
 
 def check_python(version: Sequence[int] = tuple(sys.version_info[:3])) -> Finding:
@@ -69,11 +83,13 @@ def check_docker(from_env: Callable[..., Any] = docker.from_env, which: Which = 
     return Finding("docker", True, f"daemon answers; CLI {cli}")
 
 
-def check_tool(name: str, fix: str, which: Which = shutil.which, why: str = "") -> Finding:
+def check_tool(
+    name: str, fix: str, which: Which = shutil.which, why: str = "", need: Need = "lab"
+) -> Finding:
     path = which(name)
     if path is None:
-        return Finding(name, False, f"not on PATH{f' ({why})' if why else ''}", fix)
-    return Finding(name, True, path)
+        return Finding(name, False, f"not on PATH{f' ({why})' if why else ''}", fix, need)
+    return Finding(name, True, path, need=need)
 
 
 def check_debootstrap(which: Which = shutil.which) -> Finding:
@@ -99,6 +115,7 @@ def check_cc(which: Which = shutil.which) -> Finding:
         "apt-get install gcc libc6-dev",
         which,
         "cgo: the DCGM conformance test builds dcgm-exporter's renderer, whose go-dcgm needs it",
+        "tests",
     )
 
 
@@ -155,7 +172,7 @@ def check_web_ui_build(which: Which = shutil.which, root: Path | None = None) ->
     """Prometheus' web UI: cached, else Node and npm to build it (without them: Debian's page)."""
     hit = prometheus_ui.cached(root=root)
     if hit is not None:
-        return Finding("npm", True, f"Prometheus web UI cached ({hit.tarball})")
+        return Finding("npm", True, f"Prometheus web UI cached ({hit.tarball})", need="optional")
     missing = [tool for tool in ("node", "npm") if which(tool) is None]
     if missing:
         return Finding(
@@ -164,8 +181,10 @@ def check_web_ui_build(which: Which = shutil.which, root: Path | None = None) ->
             f"{' and '.join(missing)} not on PATH and no cached web UI: Prometheus would serve Debian's "
             "page without its React UI",
             "apt-get install nodejs npm (Node ≥ 20; the tag's web/ui/.nvmrc says v20.5.1)",
+            "optional",
         )
-    return Finding("npm", True, f"{which('npm')} (builds Prometheus' web UI at the first `lab up`)")
+    built_when = "beside the first `lab up`, which does not wait for it"
+    return Finding("npm", True, f"{which('npm')} (builds Prometheus' web UI {built_when})", need="optional")
 
 
 def check_chromium(which: Which = shutil.which) -> Finding:
@@ -174,6 +193,17 @@ def check_chromium(which: Which = shutil.which) -> Finding:
         "apt-get install chromium",
         which,
         "the headless browser of tests/lab/test_prometheus_ui.py",
+        "tests",
+    )
+
+
+def check_ssh(which: Which = shutil.which) -> Finding:
+    return check_tool(
+        "ssh",
+        "apt-get install openssh-client",
+        which,
+        "machine-like hosts, `lab up --hosts systemd`, and their tests",
+        "tests",
     )
 
 
@@ -215,6 +245,7 @@ def run_all() -> list[Finding]:
         check_exporter_source(),
         check_web_ui_build(),
         check_chromium(),
+        check_ssh(),
         check_ansible(),
         check_just(),
         check_disk(),
@@ -222,13 +253,26 @@ def run_all() -> list[Finding]:
     ]
 
 
+def lab_can_run(findings: Sequence[Finding]) -> bool:
+    """Whether nothing the lab itself needs is missing (what the tests or the options need may be)."""
+    return all(finding.ok for finding in findings if finding.need == "lab")
+
+
 def render(findings: Sequence[Finding]) -> str:
-    """One line per check: ``ok      go          go1.26.8 (...)`` or ``MISSING debootstrap  … fix: …``."""
+    """One line per check: ``ok      go          go1.26.8 (...)`` or ``MISSING debootstrap  … fix: …``;
+    a missing optional or test-only tool says so in its first word and does not fail the command."""
     width = max((len(finding.name) for finding in findings), default=0)
     lines = []
     for finding in findings:
-        line = f"{'ok' if finding.ok else 'MISSING':<7} {finding.name:<{width}}  {finding.detail}"
+        word = "ok" if finding.ok else "MISSING" if finding.need == "lab" else "missing"
+        line = f"{word:<7} {finding.name:<{width}}  {finding.detail}"
         if not finding.ok and finding.fix:
             line += f"  fix: {finding.fix}"
+        if not finding.ok and finding.need != "lab":
+            line += f"  ({NOT_FATAL[finding.need]})"
         lines.append(line)
+    if not lab_can_run(findings):
+        lines.append("The lab cannot come up here until each MISSING line is fixed.")
+    elif not all(finding.ok for finding in findings):
+        lines.append("The lab can come up; the lines marked missing are for the tests or an option.")
     return "\n".join(lines)

@@ -44,18 +44,19 @@ def test_a_missing_tool_is_reported_with_a_fix_naming_its_package(
 
 
 @pytest.mark.parametrize(
-    ("check", "tool"),
+    ("check", "tool", "need"),
     [
-        (doctor.check_debootstrap, "debootstrap"),
-        (doctor.check_ansible, "ansible-playbook"),
-        (doctor.check_just, "just"),
-        (doctor.check_cc, "gcc"),
-        (doctor.check_chromium, "chromium"),
+        (doctor.check_debootstrap, "debootstrap", "lab"),
+        (doctor.check_ansible, "ansible-playbook", "lab"),
+        (doctor.check_just, "just", "lab"),
+        (doctor.check_cc, "gcc", "tests"),
+        (doctor.check_chromium, "chromium", "tests"),
+        (doctor.check_ssh, "ssh", "tests"),
     ],
 )
-def test_a_present_tool_passes_with_its_path(check: Callable[..., Finding], tool: str) -> None:
+def test_a_present_tool_passes_with_its_path(check: Callable[..., Finding], tool: str, need: str) -> None:
     finding = check(which=which_of({tool: f"/usr/bin/{tool}"}))
-    assert finding == Finding(tool, True, f"/usr/bin/{tool}")
+    assert finding == Finding(tool, True, f"/usr/bin/{tool}", need=need)  # type: ignore[arg-type]
 
 
 def test_an_old_go_is_reported_as_too_old(tmp_path: Path) -> None:
@@ -153,7 +154,29 @@ def test_render_prints_one_aligned_line_per_check_with_the_fix_of_what_is_missin
     assert text.splitlines() == [
         "ok      go           go1.26.8 (/usr/local/go/bin/go)",
         "MISSING debootstrap  not on PATH  fix: apt-get install debootstrap",
+        "The lab cannot come up here until each MISSING line is fixed.",
     ]
+
+
+def test_what_only_the_tests_or_an_option_need_is_reported_and_does_not_fail() -> None:
+    chromium = doctor.check_chromium(which=which_of({}))
+    npm = doctor.check_web_ui_build(which=which_of({}), root=Path("/nonexistent"))
+    gcc, ssh = doctor.check_cc(which=which_of({})), doctor.check_ssh(which=which_of({}))
+    found = [Finding("go", True, "go1.26.8"), chromium, npm, gcc, ssh]
+    assert [f.need for f in found[1:]] == ["tests", "optional", "tests", "tests"]
+    assert doctor.lab_can_run(found)
+    lines = doctor.render(found).splitlines()
+    assert lines[1].startswith("missing chromium") and lines[1].endswith("(only the tests need it)")
+    assert lines[2].startswith("missing npm") and lines[2].endswith("(the lab comes up without it)")
+    assert lines[-1] == "The lab can come up; the lines marked missing are for the tests or an option."
+
+
+def test_a_missing_lab_need_fails_whatever_else_is_there() -> None:
+    found = [
+        doctor.check_chromium(which=which_of({"chromium": "/usr/bin/chromium"})),
+        doctor.check_debootstrap(which_of({})),
+    ]
+    assert not doctor.lab_can_run(found)
 
 
 def test_run_all_covers_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,6 +191,7 @@ def test_run_all_covers_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
         "exporter",
         "npm",
         "chromium",
+        "ssh",
         "ansible-playbook",
         "just",
         "disk",

@@ -36,10 +36,15 @@ class ContainerSpec:
         return contract.container_name(self.lab, self.hostname)
 
     @property
-    def image(self) -> str:
+    def image_role(self) -> str:
+        """The role whose image the container runs (a rack runs the node image)."""
         if self.boot == "systemd":
-            return contract.role_image("host")
-        return contract.role_image("node" if self.role == "rack" else self.role)
+            return "host"
+        return "node" if self.role == "rack" else self.role
+
+    @property
+    def image(self) -> str:
+        return contract.role_image(self.image_role)
 
     def digest(self, image_id: str) -> str:
         payload = json.dumps({**asdict(self), "image_id": image_id}, sort_keys=True, default=str)

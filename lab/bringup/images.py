@@ -11,6 +11,7 @@ import re
 import subprocess
 import tarfile
 import tempfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,8 +57,14 @@ def role_image(role: str) -> str:
     return image_tag(role)
 
 
-def build_all(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> None:
-    """Make sure every role image exists and is current; build what is missing or stale."""
+def build_all(
+    client: docker.DockerClient,
+    options: BuildOptions,
+    progress: Progress,
+    roles: Collection[str] = (*SLURM_ROLES, "prometheus", "runai"),
+) -> None:
+    """Make sure the images of ``roles`` (and the images they are built on) exist and are current;
+    build what is missing or stale. A Slurm lab needs no Run:ai image, a Run:ai lab no Slurm one."""
     certificates = _certificates(options.ca_bundle)
     root = _root_image(client, options, progress)
 
@@ -65,33 +72,33 @@ def build_all(client: docker.DockerClient, options: BuildOptions, progress: Prog
         return _build(client, name, args, progress, extra_files=files, rebuild=options.rebuild)
 
     base = build("base", {"ROOT_IMAGE": root}, {"host-ca": certificates})
-    common = build(
-        "slurm-common",
-        {
-            "BASE": base,
-            "SLURM_VERSION": versions.SLURM_DEB_VERSION,
-            "SLURM_CONFIG_MOUNT": contract.SLURM_CONFIG_MOUNT,
-            "SLURM_CONFIG_FILES": " ".join(contract.SLURM_CONFIG_FILES),
-        },
-    )
-    for role in SLURM_ROLES:
+    slurm_roles = [role for role in SLURM_ROLES if role in roles]
+    if slurm_roles:
+        common = build(
+            "slurm-common",
+            {
+                "BASE": base,
+                "SLURM_VERSION": versions.SLURM_DEB_VERSION,
+                "SLURM_CONFIG_MOUNT": contract.SLURM_CONFIG_MOUNT,
+                "SLURM_CONFIG_FILES": " ".join(contract.SLURM_CONFIG_FILES),
+            },
+        )
+    for role in slurm_roles:
         extra = (
             {"dcgm-shim": package_files(IMAGE_PACKAGES["node"], IMAGE_MODULES)} if role == "node" else None
         )
         build(role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, extra)
-    build(
-        "prometheus",
-        {
-            "BASE": base,
-            "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION,
-            "ALERTMANAGER_VERSION": versions.ALERTMANAGER_DEB_VERSION,
-        },
-    )
-    build(
-        "runai",
-        {"BASE": base},
-        {"lab-package": package_files(IMAGE_PACKAGES["runai"], IMAGE_MODULES)},
-    )
+    if "prometheus" in roles:
+        build(
+            "prometheus",
+            {
+                "BASE": base,
+                "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION,
+                "ALERTMANAGER_VERSION": versions.ALERTMANAGER_DEB_VERSION,
+            },
+        )
+    if "runai" in roles:
+        build("runai", {"BASE": base}, {"lab-package": package_files(IMAGE_PACKAGES["runai"], IMAGE_MODULES)})
 
 
 def build_pyslurm_builder(client: docker.DockerClient, progress: Progress) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import docker
 
 from lab.bringup import containers, engine, images, keys, lock, ssh
 from lab.bringup.container_specs import ContainerSpec
-from lab.bringup.provision import ProvisionError, run_playbook, write_hosts
+from lab.bringup.provision import ProvisionError, private_dir, run_playbook, write_hosts
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
 
@@ -29,6 +30,9 @@ class Rendered:
     blueprint_source: Path  # recorded in the state directory once the lab is up
     state_dirs: tuple[Path, ...] = ()  # made before the containers start (bind-mount sources)
     ssh: ssh.SshKeys | None = None  # machine-like hosts (`--hosts systemd`): reached over SSH only
+    # Extra vars made beside the images and containers (a binary's build): called once they are up,
+    # before provisioning; what it raises fails the bring-up like a failed play.
+    late_vars: Callable[[], dict[str, Any]] | None = None
 
 
 def bring_up(
@@ -40,7 +44,7 @@ def bring_up(
     engine.check_disk(state_root())
     state = lab_state_dir(rendered.name)
     if rendered.ssh is None:
-        images.build_all(client, build, progress)
+        images.build_all(client, build, progress, {spec.image_role for spec in rendered.specs})
     else:
         images.build_host(client, build, progress)
     for directory in rendered.state_dirs:
@@ -51,11 +55,12 @@ def bring_up(
     if rendered.ssh is not None:
         with progress.step("sshd on every host"):
             inventory = _over_ssh(client, rendered.name, rendered.ssh, inventory)
-    private = state / "ansible"
+    private = private_dir(rendered.name)
     hosts = write_hosts(private / "inventory" / "hosts.yml", inventory)
     try:
+        extravars = {**rendered.extravars, **(rendered.late_vars() if rendered.late_vars else {})}
         with progress.step("provisioning with Ansible"):
-            run_playbook(private, hosts, rendered.extravars, progress)
+            run_playbook(private, hosts, extravars, progress)
     except Exception:
         if not keep_on_failure:
             progress.say("bring-up failed: removing the lab's containers (--keep-on-failure keeps them)")

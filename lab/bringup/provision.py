@@ -17,7 +17,7 @@ from lab import contract
 from lab.blueprint.slurm_blueprint import Blueprint
 from lab.bringup.keys import LabKeys
 from lab.bringup.render import Hosts, inventory
-from lab.paths import ANSIBLE_DIR
+from lab.paths import ANSIBLE_DIR, lab_state_dir
 from lab.progress import Progress
 
 
@@ -58,10 +58,19 @@ def key_vars(keys: LabKeys) -> dict[str, str]:
     }
 
 
-def run_playbook(private: Path, hosts: Path, extravars: dict[str, Any], progress: Progress) -> dict[str, int]:
-    """Run ansible/site.yml on an inventory; progress per play, failures as one ProvisionError.
+def private_dir(lab: str) -> Path:
+    """Where a lab's Ansible runs keep their inventory (``inventory/hosts.yml``) and artifacts."""
+    return lab_state_dir(lab) / "ansible"
+
+
+def run_playbook(
+    private: Path, hosts: Path, extravars: dict[str, Any], progress: Progress, playbook: str = "site.yml"
+) -> dict[str, int]:
+    """Run a playbook of ansible/ (site.yml: the whole lab) on an inventory; progress per play,
+    failures as one ProvisionError.
     Returns the play recap's changed tasks per host (every host, 0 included), also kept in
-    ``private/recap.json``: a second run of an unchanged lab changes nothing."""
+    ``private/recap.json`` (``recap-<playbook>.json`` for another playbook): a second run of an
+    unchanged lab changes nothing."""
     failures: list[str] = []
     pending_play: list[str] = []
 
@@ -88,7 +97,7 @@ def run_playbook(private: Path, hosts: Path, extravars: dict[str, Any], progress
     runner = ansible_runner.run(
         private_data_dir=str(private),
         project_dir=str(ANSIBLE_DIR),
-        playbook="site.yml",
+        playbook=playbook,
         inventory=str(hosts),
         # Extra vars: the lab's settings beat ansible/group_vars, which hold real-site defaults.
         extravars=extravars,
@@ -103,7 +112,8 @@ def run_playbook(private: Path, hosts: Path, extravars: dict[str, Any], progress
     stats = runner.stats or {}
     seen = {host for counts in stats.values() for host in counts}
     changed = {host: int(stats.get("changed", {}).get(host, 0)) for host in sorted(seen)}
-    (private / "recap.json").write_text(json.dumps({"changed": changed}, indent=1) + "\n", encoding="utf-8")
+    recap = "recap.json" if playbook == "site.yml" else f"recap-{Path(playbook).stem}.json"
+    (private / recap).write_text(json.dumps({"changed": changed}, indent=1) + "\n", encoding="utf-8")
     busy = {host: count for host, count in changed.items() if count}
     summary = ", ".join(f"{host} {count}" for host, count in busy.items())
     progress.say(

@@ -1,0 +1,74 @@
+"""Prometheus' web UI off the lab's critical path: `lab up` installs a cached build with the rest of the
+prometheus role; without one it starts `lab web-ui` in the background, which builds the UI (npm, a few
+minutes) and then installs it into the running lab with the role's own web UI tasks
+(``ansible/web-ui.yml``). Until then Prometheus serves Debian's page, and `lab status` says the UI is
+being built.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from lab import versions
+from lab.attach import detached
+from lab.bringup.provision import private_dir, run_playbook
+from lab.paths import lab_state_dir
+from lab.progress import Progress
+from lab.prometheus_ui import build
+
+NAME = "prometheus-ui"  # the detached process: prometheus-ui.pid, prometheus-ui.log
+PLAYBOOK = "web-ui.yml"
+
+
+def status_file(lab: str) -> Path:
+    return lab_state_dir(lab) / build.STATUS_FILE
+
+
+def for_bring_up(lab: str, progress: Progress) -> build.UiBuild | None:
+    """The cached build, which the bring-up's prometheus role installs; None when there is none yet
+    (then :func:`install_later` once the lab is up)."""
+    hit = build.cached()
+    if hit is not None:
+        progress.say(f"Prometheus web UI {versions.PROMETHEUS_UI_VERSION}: cached ({hit.tarball})")
+        status_file(lab).parent.mkdir(parents=True, exist_ok=True)
+        status_file(lab).write_text(f"{hit.how} → {hit.tarball}\n", encoding="utf-8")
+    return hit
+
+
+def install_later(lab: str, source: Path | None, progress: Progress) -> int:
+    """Start `lab web-ui` for ``lab`` in the background (unless it runs already); returns its pid."""
+    pid = detached.running_pid(lab, NAME)
+    if pid is None:
+        args = ["web-ui", "--lab", lab, *(["--source", str(source)] if source else [])]
+        pid = detached.start(lab, NAME, args)
+    log = detached.log_file(lab, NAME)
+    line = (
+        f"being built in the background since {time.strftime('%H:%M:%S')} (pid {pid}, log {log}); "
+        "Debian's page until it is installed"
+    )
+    status_file(lab).write_text(line + "\n", encoding="utf-8")
+    progress.say(f"Prometheus web UI {versions.PROMETHEUS_UI_VERSION}: {line}")
+    return pid
+
+
+def install(lab: str, source: Path | None, progress: Progress) -> build.UiBuild | None:
+    """Build the UI (or take the cached build) and install it on the running lab's Prometheus host;
+    None, with the reason in the status file, when it cannot be built (the lab keeps Debian's page).
+    An Ansible failure is raised (:class:`~lab.bringup.provision.ProvisionError`)."""
+    built = build.prepare(progress, source, status_file(lab))
+    if built is None:
+        return None
+    private = private_dir(lab)
+    hosts = private / "inventory" / "hosts.yml"
+    if not hosts.is_file():
+        raise FileNotFoundError(f"{hosts}: lab '{lab}' has no inventory. Fix: `lab up` first.")
+    with progress.step("the web UI on the Prometheus host"):
+        run_playbook(private, hosts, build.install_vars(built), progress, playbook=PLAYBOOK)
+    status_file(lab).write_text(f"{built.how} → {built.tarball} (installed)\n", encoding="utf-8")
+    return built
+
+
+def stop(lab: str) -> bool:
+    """Stop a background build (`lab down`); True when one was running."""
+    return detached.stop(lab, NAME)

@@ -89,7 +89,7 @@ ui-check:
 compose-check:
     @echo "compose-check: no compose file (lab/bringup/containers.py drives the engine)"
 
-# No counterpart yet: no Helm chart is shipped (the Kubernetes lab kind is an open issue)
+# No counterpart yet: no Helm chart is shipped (no lab kind deploys onto a Kubernetes cluster yet)
 helm-test:
     @echo "helm-test: no Helm chart in aifactory-lab yet"
 

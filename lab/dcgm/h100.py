@@ -28,8 +28,8 @@ FB_TOTAL_MIB = 81559
 # order of magnitude nvidia-smi -q shows as "Reserved" on 80 GB parts; FREE+USED+RESERVED=TOTAL.
 FB_RESERVED_MIB = 580
 
-# Max SM boost 1980 MHz and HBM3 memory clock 2619 MHz of H100 SXM, as the lab's issue states them
-# (nvidia-smi max clocks); no capture here yet: PENDING in signals/dcgm.md.
+# Max SM boost 1980 MHz and HBM3 memory clock 2619 MHz of H100 SXM: the lab's assumed nvidia-smi
+# max clocks, with no capture here yet: PENDING in signals/dcgm.md.
 SM_CLOCK_MAX_MHZ = 1980
 MEM_CLOCK_MHZ = 2619
 # Idle SM clock with no work in P0: PENDING a capture; 345 MHz is the lowest supported H100 SM clock

@@ -1,4 +1,4 @@
-"""Submitting jobs through pyslurm, the design card's way: the client and the job description.
+"""Submitting jobs through pyslurm, the runner's default way: the client and the job description.
 
 The runner (:mod:`lab.workload.runner`) speaks to a :class:`PyslurmClient` exactly as to the slurmrestd
 :class:`~lab.workload.submit.RestClient`: ``submit``, ``cancel``, ``states``, ``start_time`` and

@@ -26,7 +26,8 @@ from .conftest import submit_gpu_job, wait_for, window_start
 
 pytestmark = pytest.mark.lab
 
-# (gres, seconds): short jobs, as in the issue, each alive for at least two 15 s scrapes
+# (gres, seconds): short jobs, so the window sees GPU jobs start and end, each alive for at least
+# two 15 s scrapes
 JOBS = (("gpu:2", 40), ("gpu:2", 40), ("gpu:1", 35))
 DONE = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY")
 
@@ -84,7 +85,7 @@ def churn_run(
     out = tmp_path_factory.mktemp("churn")
     argv = ["--lab", default_lab.name, "--start", str(start), "--end", str(end), "--out", str(out), "-q"]
     result = subprocess.run(
-        [sys.executable, "-c", "from lab.churn.cli import app; app()", *argv],
+        [sys.executable, "-c", "from lab.commands.churn import app; app()", *argv],
         capture_output=True,
         text=True,
         check=False,

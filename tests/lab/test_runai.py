@@ -689,7 +689,7 @@ def test_a_reclaim_evicts_gangs_whole_and_the_operator_recreates_them(runai: Run
     )
 
 
-# --- The Run:ai API (Metrics and Telemetry, reference 2.20; issue #24) ----------------------------
+# --- The Run:ai API (Metrics and Telemetry, reference 2.20) ----------------------------------------
 # Each answer is held against Prometheus' runai_*/kube_* series at the same instant, or the API
 # server's objects; a bad token gets 401; the port is published on 127.0.0.1 only.
 

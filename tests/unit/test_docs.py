@@ -3,7 +3,8 @@
 For README.md, docs/*.md and the top-level ARCHITECTURE.md, BENCHMARKS.md and RELIABILITY.md (those
 present): every relative markdown link resolves to a path in the repository; every ``lab COMMAND
 [SUBCOMMAND]`` in a code block or a backticked span names a real command of ``lab.cli.app``; every
-``just RECIPE`` there names a recipe of the Justfile.
+``just RECIPE`` there names a recipe of the Justfile. Every ``bench/...`` file that BENCHMARKS.md,
+README.md or docs/*.md names exists, and BENCHMARKS.md's headings say what they measure, not an issue.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ DOC_FILES = [
 IDS = [path.relative_to(PROJECT_ROOT).as_posix() for path in DOC_FILES]
 
 # A recipe line: a name, optional parameters, then ":" that is not ":=" (variables, settings).
-# The brief's `[^:=]*` would miss recipes with defaults (`lab-up blueprint=default_blueprint:`).
+# A plainer `[^:=]*` would miss recipes with defaults (`lab-up blueprint=default_blueprint:`).
 _RECIPE = re.compile(r"^@?([a-z][a-z0-9_-]*)\b[^:]*:(?!=)")
 _ALIAS = re.compile(r"^alias\s+([a-z][a-z0-9_-]*)\s*:=")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -46,6 +47,19 @@ _REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 _WORD = re.compile(r"^[a-z][a-z0-9_-]*$")  # a command or recipe name; not an option or a PLACEHOLDER
 _SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+# A file under bench/ as the prose names it (`python3 bench/bench_lab.py`, bench/blueprints/x.yaml): not
+# part of a longer path, and ending on a word character so that a sentence's full stop is left out.
+_BENCH_PATH = re.compile(r"(?<![\w./-])bench/[\w./-]*\w")
+# The documents that name benchmarks and how to run them.
+BENCH_DOCS = [
+    path
+    for path in [
+        PROJECT_ROOT / "BENCHMARKS.md",
+        PROJECT_ROOT / "README.md",
+        *sorted((PROJECT_ROOT / "docs").glob("*.md")),
+    ]
+    if path.is_file()
+]
 
 
 def command_tree() -> dict[str, set[str]]:
@@ -188,6 +202,46 @@ def test_the_checker_itself_finds_what_it_should() -> None:
     assert len(lab) == 2 and "`lab nosuch`" in lab[0] and "`lab workload nosuch`" in lab[1]
     just = just_recipe_problems(doc, text, {"unit"})
     assert len(just) == 1 and ":5:" in just[0] and "`just nosuch`" in just[0]
+
+
+def bench_paths(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, path) for each ``bench/...`` file the text names, in prose or code."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        for path in _BENCH_PATH.findall(line):
+            yield number, path
+
+
+def test_every_bench_file_the_docs_name_exists() -> None:
+    named = [
+        (doc, number, path)
+        for doc in BENCH_DOCS
+        for number, path in bench_paths(doc.read_text(encoding="utf-8"))
+    ]
+    assert named, (
+        "no bench/ file named in BENCHMARKS.md, README.md or docs/*.md: the pattern no longer matches"
+    )
+    missing = [
+        f"{doc.relative_to(PROJECT_ROOT)}:{number}: {path}"
+        for doc, number, path in named
+        if not (PROJECT_ROOT / path).is_file()
+    ]
+    assert not missing, "bench files named but not in the repository:\n" + "\n".join(missing)
+
+
+def test_the_bench_path_pattern_finds_what_it_should() -> None:
+    text = (
+        "Run `python3 bench/bench_lab.py up` on bench/blueprints/runai-scale.yaml.\n"
+        "Results in `bench/`; not tests/bench/x.py nor mybench/y.py.\n"
+    )
+    assert list(bench_paths(text)) == [(1, "bench/bench_lab.py"), (1, "bench/blueprints/runai-scale.yaml")]
+
+
+def test_benchmarks_headings_name_what_is_measured_not_an_issue() -> None:
+    text = (PROJECT_ROOT / "BENCHMARKS.md").read_text(encoding="utf-8")
+    headings = [line for _, is_code, line in code_and_prose(text) if not is_code and line.startswith("#")]
+    assert headings, "BENCHMARKS.md has no headings"
+    naming_issues = [heading for heading in headings if "issue" in heading.lower()]
+    assert not naming_issues, "headings naming an issue, not what they measure:\n" + "\n".join(naming_issues)
 
 
 def test_justfile_parser_agrees_with_just() -> None:

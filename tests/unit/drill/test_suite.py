@@ -27,7 +27,7 @@ def test_an_unknown_drill_names_the_known_ones() -> None:
         suite.select(["reboot"])
 
 
-def test_every_drill_the_issue_asks_for_exists() -> None:
+def test_every_drill_of_the_reliability_suite_exists() -> None:
     asked = {"controller-restart", "node-loss", "dbd-outage", "restd-restart", "shim-restart"}
     asked |= {"prometheus-restart", "mapping-dir-faults", "burst", "xid-storm"}
     assert set(suite.DRILLS) == asked

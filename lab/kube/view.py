@@ -47,7 +47,7 @@ def gpus_of(pod: Obj) -> int:
 
 @dataclass
 class ClusterView:
-    """The :class:`lab.runai.series_runai.ClusterState` of the real cluster, built from the API server's
+    """The :class:`lab.runai.cluster_state.ClusterState` of the real cluster, built from the API server's
     objects."""
 
     bp: RunaiBlueprint
@@ -143,14 +143,13 @@ def _workload(
     live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
     started = [timestamp(p.get("status", {}).get("startTime")) for p in pods]
     first_start = min((s for s in started if s), default=None)
-    for rank, pod in enumerate(sorted(live, key=lambda p: p["metadata"]["name"])):
+    for pod in sorted(live, key=lambda p: p["metadata"]["name"]):
         phase = PodPhase(pod.get("status", {}).get("phase", "Pending"))
         gpus = held.get(pod["metadata"]["uid"], [])
         workload.pods.append(
             Pod(
                 pod["metadata"]["name"],
                 pod["metadata"]["uid"],
-                rank,
                 timestamp(pod["metadata"].get("creationTimestamp")) or at,
                 phase,
                 pod["spec"].get("nodeName"),

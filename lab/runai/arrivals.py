@@ -109,7 +109,8 @@ class Arrivals:
             submitted_at=now,
             run_seconds_needed=runtime,
             will_fail=fails,
-            phase_since=now,
         )
-        workload.podgroup_uid = rand_uuid(self.rng)
+        # 128 bits drawn and not kept: every later draw depends on them, and the captured runs name the
+        # seeds they were made with.
+        rand_uuid(self.rng)
         return workload

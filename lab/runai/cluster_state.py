@@ -1,4 +1,5 @@
-"""Plain state of a cluster as the driver sees it: nodes with specific GPUs, workloads, their pods.
+"""Plain state of a cluster as the driver sees it: nodes with specific GPUs, workloads, their pods; and
+:class:`ClusterState`, what the ``runai_*`` families and the REST API read of a cluster.
 
 Workload phases are values of the Run:ai API enum ``Phase`` (runapy's swagger, tag v1.224.0); pod
 phases are Kubernetes ``PodPhase``. Names say what a thing is in the field's own words.
@@ -6,10 +7,13 @@ phases are Kubernetes ``PodPhase``. Names say what a thing is in the field's own
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 from lab.blueprint.runai_blueprint import RunaiBlueprint
+from lab.runai.dcgm_bridge import GpuStat
 
 
 class Phase(StrEnum):
@@ -42,13 +46,11 @@ CONTAINER = "main"  # lab scheme: every pod has one container named "main"
 class Pod:
     name: str
     uid: str
-    rank: int
     created_at: float
     phase: PodPhase = PodPhase.PENDING
     node: str | None = None
     gpus: tuple[int, ...] = ()
     ip: str = ""
-    deleted_at: float | None = None
 
     @property
     def allocated(self) -> bool:
@@ -79,15 +81,10 @@ class Workload:
     run_seconds_needed: float
     will_fail: bool
     phase: Phase = Phase.CREATING
-    phase_since: float = 0.0
     pending_seconds: float = 0.0
     running_seconds: float = 0.0
     finished_at: float | None = None
-    phase_reason: str = ""
-    evictions: int = 0
-    podgroup_uid: str = ""
-    # (simulated seconds, phase) of every phase change, Creating first.
-    transitions: list[tuple[float, Phase]] = field(default_factory=list)
+    # The workload's live pods by name (a pod with a deletionTimestamp is not among them).
     pods: list[Pod] = field(default_factory=list)
 
     @property
@@ -104,11 +101,8 @@ class Workload:
         """KAI PodGroup name ``pg-<topOwnerName>-<topOwnerUID>`` (annotation ``pod-group-name``)."""
         return f"pg-{self.name}-{self.uid}"
 
-    def live_pods(self) -> list[Pod]:
-        return [p for p in self.pods if p.deleted_at is None]
-
     def allocated_gpus(self) -> int:
-        return sum(len(p.gpus) for p in self.live_pods() if p.allocated)
+        return sum(len(p.gpus) for p in self.pods if p.allocated)
 
 
 @dataclass(slots=True)
@@ -119,7 +113,6 @@ class Node:
     cpu_cores: int
     memory_bytes: int
     model_name: str
-    ip: str
     # GPU index -> (namespace, pod name) while a pod holds it.
     holders: dict[int, tuple[str, str]] = field(default_factory=dict)
     # GPUs the device plugin reports unhealthy (after an XID); never allocated again in a run.
@@ -130,7 +123,7 @@ class Node:
 
 
 def nodes_of(blueprint: RunaiBlueprint) -> dict[str, Node]:
-    """The blueprint's nodes in order, no GPU held; node i of pool p has IP 10.0.p.(i + 10)."""
+    """The blueprint's nodes in order, no GPU held."""
     return {
         name: Node(
             name,
@@ -139,8 +132,31 @@ def nodes_of(blueprint: RunaiBlueprint) -> dict[str, Node]:
             pool.cpu_cores_per_node,
             pool.memory_bytes_per_node,
             pool.model_name,
-            f"10.0.{p_index}.{n_index + 10}",
         )
-        for p_index, pool in enumerate(blueprint.node_pools)
-        for n_index, name in enumerate(pool.node_names())
+        for pool in blueprint.node_pools
+        for name in pool.node_names()
     }
+
+
+class ClusterState(Protocol):
+    """What the ``runai_*`` families (:mod:`lab.runai.series_runai`) and the REST API (:mod:`lab.runai.api`)
+    read of a cluster (``lab.kube.view.ClusterView`` builds it)."""
+
+    @property
+    def bp(self) -> RunaiBlueprint: ...
+
+    @property
+    def nodes(self) -> Mapping[str, Node]: ...
+
+    @property
+    def workloads(self) -> Mapping[str, Workload]: ...
+
+    @property
+    def gpu_stats(self) -> Mapping[tuple[str, int], GpuStat]:
+        """(node, GPU index) -> the GPU's last DCGM values."""
+
+    @property
+    def last_active(self) -> Mapping[tuple[str, int], float]:
+        """(node, GPU index) -> unix time its utilisation was last above 0."""
+
+    def now(self) -> float: ...

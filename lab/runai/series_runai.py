@@ -9,36 +9,10 @@ workload_id values by concurrent plus recently finished workloads.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from typing import Protocol
+from collections.abc import Iterator
 
-from lab.blueprint.runai_blueprint import RunaiBlueprint
-from lab.runai.cluster_state import ALLOCATED, Node, Phase, Workload
-from lab.runai.dcgm_bridge import GpuStat
+from lab.runai.cluster_state import ALLOCATED, ClusterState, Phase, Workload
 from lab.runai.expfmt import Sample, labels
-
-
-class ClusterState(Protocol):
-    """What :func:`runai_samples` reads of a cluster (``lab.kube.view.ClusterView`` builds it)."""
-
-    @property
-    def bp(self) -> RunaiBlueprint: ...
-
-    @property
-    def nodes(self) -> Mapping[str, Node]: ...
-
-    @property
-    def workloads(self) -> Mapping[str, Workload]: ...
-
-    @property
-    def gpu_stats(self) -> Mapping[tuple[str, int], GpuStat]:
-        """(node, GPU index) -> the GPU's last DCGM values."""
-
-    @property
-    def last_active(self) -> Mapping[tuple[str, int], float]:
-        """(node, GPU index) -> unix time its utilisation was last above 0."""
-
-    def now(self) -> float: ...
 
 
 def runai_samples(cluster: ClusterState) -> Iterator[Sample]:
@@ -54,7 +28,7 @@ def _requested_per_node(cluster: ClusterState) -> dict[str, tuple[float, float]]
     requested: dict[str, tuple[float, float]] = {}
     for w in cluster.workloads.values():
         if w.phase in ALLOCATED:
-            for node, count in Counter(p.node for p in w.live_pods() if p.node).items():
+            for node, count in Counter(p.node for p in w.pods if p.node).items():
                 cpu, mem = requested.get(node, (0.0, 0.0))
                 requested[node] = (
                     cpu + count * w.cpu_millis_per_pod / 1000.0,
@@ -141,7 +115,7 @@ def _quotas(cluster: ClusterState, cid: str) -> Iterator[Sample]:
             cluster.gpu_stats[(pod.node, g)].util_pct
             for w in cluster.workloads.values()
             if w.project == project.name and w.phase in ALLOCATED
-            for pod in w.live_pods()
+            for pod in w.pods
             if pod.node is not None
             for g in pod.gpus
             if (pod.node, g) in cluster.gpu_stats
@@ -192,7 +166,7 @@ def _workload_gpu_usage(
     utils: list[float] = []
     used = 0.0
     last = 0.0
-    for pod in w.live_pods():
+    for pod in w.pods:
         if pod.node is None:
             continue
         pl = {

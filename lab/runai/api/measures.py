@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lab.runai.cluster_state import ALLOCATED, Node, PodPhase, Workload
-from lab.runai.series_runai import ClusterState
+from lab.runai.cluster_state import ALLOCATED, ClusterState, Node, PodPhase, Workload
 
 MIB = 2**20
 CLUSTER = "cluster"
@@ -54,7 +53,7 @@ def pool_values(cluster: ClusterState, pool: str | None) -> dict[str, float]:
 def workload_values(cluster: ClusterState, w: Workload) -> dict[str, float]:
     """Workload metrics; the allocation ones only while the workload holds its pods' resources,
     as the series they equal exist only then."""
-    live = w.live_pods()
+    live = w.pods
     values = {
         "POD_COUNT": float(len(live)),
         "RUNNING_POD_COUNT": float(sum(p.phase is PodPhase.RUNNING for p in live)),
@@ -102,7 +101,7 @@ def node_rows(cluster: ClusterState) -> list[NodeRow]:
     requested: dict[str, list[float]] = {}
     for w in cluster.workloads.values():
         if w.phase in ALLOCATED:
-            for p in w.live_pods():
+            for p in w.pods:
                 if p.node is None:  # not bound: requests nothing of a node yet
                     continue
                 cpu_mem = requested.setdefault(p.node, [0.0, 0.0])
@@ -147,9 +146,7 @@ def _allocations(workloads: list[Workload], pool: str) -> dict[str, float]:
     return {
         "GPU_ALLOCATION": float(sum(w.allocated_gpus() for w in held)),
         "GPU_ALLOCATION_NON_PREEMPTIBLE": float(sum(w.allocated_gpus() for w in held if not w.preemptible)),
-        "CPU_ALLOCATION": sum(
-            sum(p.allocated for p in w.live_pods()) * w.cpu_millis_per_pod / 1000.0 for w in held
-        ),
+        "CPU_ALLOCATION": sum(sum(p.allocated for p in w.pods) * w.cpu_millis_per_pod / 1000.0 for w in held),
     }
 
 

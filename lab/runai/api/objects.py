@@ -28,11 +28,11 @@ def _resources(gpus: float, cpu_millis: int, memory_bytes: int) -> Obj:
 
 
 def _current_pools(w: Workload) -> list[str]:
-    return [w.nodepool] if any(p.node for p in w.live_pods()) else []
+    return [w.nodepool] if any(p.node for p in w.pods) else []
 
 
 def workload(w: Workload, cluster_id: str) -> Obj:
-    live = w.live_pods()
+    live = w.pods
     allocated = w.phase in ALLOCATED
     return {
         "type": w.workload_type,

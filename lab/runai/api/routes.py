@@ -21,8 +21,7 @@ from typing import Any
 from lab.runai.api import auth, measures, objects, params, reference, telemetry
 from lab.runai.api.history import History, Values, sample_times
 from lab.runai.api.params import ApiError, Query, bad_request
-from lab.runai.cluster_state import Workload
-from lab.runai.series_runai import ClusterState
+from lab.runai.cluster_state import ClusterState, Workload
 
 
 @dataclass(frozen=True)
@@ -282,7 +281,7 @@ def _one_workload(api: RestApi, cluster: ClusterState, query: Query, path: Mappi
 def _workload_pods(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
     w = _workload(cluster, path["workload"])
     offset, limit = _page(query)
-    pods = [] if params.boolean(query, "deleted") else w.live_pods()
+    pods = [] if params.boolean(query, "deleted") else w.pods
     page = pods[offset : offset + limit]
     body: dict[str, Any] = {"pods": [objects.pod(w, p, cluster.bp.cluster_id, api.pod_image) for p in page]}
     if offset + limit < len(pods):

@@ -13,8 +13,7 @@ from typing import Any
 
 from lab.runai.api import measures
 from lab.runai.api.params import iso
-from lab.runai.cluster_state import ALLOCATED
-from lab.runai.series_runai import ClusterState
+from lab.runai.cluster_state import ALLOCATED, ClusterState
 
 Obj = dict[str, Any]
 
@@ -74,7 +73,7 @@ def workload_rows(cluster: ClusterState, pool: str | None, department: str | Non
             department is not None and w.department != department
         ):
             continue
-        current = w.nodepool if any(p.node for p in w.live_pods()) else ""
+        current = w.nodepool if any(p.node for p in w.pods) else ""
         groups = {
             "ClusterId": (cid, name),
             "DepartmentId": (w.department, w.department),

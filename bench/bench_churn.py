@@ -275,7 +275,7 @@ def measure(
     CPU times are given beside wall times because a shared machine's load moves the wall times.
     """
     argv = [
-        sys.executable, "-c", "from lab.churn.cli import app; app()",
+        sys.executable, "-c", "from lab.commands.churn import app; app()",
         "--prometheus", host_url(container), "--sacct", str(work / "sacct.txt"), "--lab", "bench",
         "--start", str(start), "--end", str(end), "--step", f"{SCRAPE_S}s",
         "--time-scale", f"{time_scale:g}", "--out", str(work / "report"), "--quiet",

@@ -1,9 +1,12 @@
 """Lab kinds (Slurm, Run:ai): load, validate, up, status facts, and attaching to a running lab, over the
 one bring-up of :mod:`lab.bringup.lifecycle`. A blueprint says its kind (`kind: slurm | runai`, default
-slurm); nothing is guessed from its other keys."""
+slurm); nothing is guessed from its other keys. :func:`load` gives the kind with its typed model
+(:data:`Loaded`), and each kind's `lab up` takes its own options (:class:`SlurmUpOptions`,
+:class:`RunaiUpOptions`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,16 +14,44 @@ import docker
 
 from lab.attach import running
 from lab.blueprint import strict
-from lab.blueprint.slurm_blueprint import BlueprintError
-from lab.kinds.base import LabKind, UpOptions
+from lab.blueprint.runai_blueprint import RunaiBlueprint
+from lab.blueprint.slurm_blueprint import Blueprint, BlueprintError
+from lab.kinds.base import LabKind
 from lab.kinds.runai_lab import KIND as RUNAI
+from lab.kinds.runai_lab import RunaiKind, RunaiUpOptions
 from lab.kinds.slurm_lab import KIND as SLURM
+from lab.kinds.slurm_lab import SlurmKind, SlurmUpOptions
 from lab.paths import lab_state_dir
 
-KINDS: dict[str, LabKind] = {SLURM.name: SLURM, RUNAI.name: RUNAI}
+KINDS: dict[str, LabKind[Any, Any]] = {SLURM.name: SLURM, RUNAI.name: RUNAI}
 
 
-def kind_of(path: Path) -> LabKind:
+@dataclass(frozen=True)
+class SlurmLoaded:
+    """A Slurm blueprint, loaded: the kind and its model."""
+
+    kind: SlurmKind
+    model: Blueprint
+
+    def summary(self, source: str) -> str:
+        return self.kind.summary(self.model, source)
+
+
+@dataclass(frozen=True)
+class RunaiLoaded:
+    """A Run:ai blueprint, loaded: the kind and its model."""
+
+    kind: RunaiKind
+    model: RunaiBlueprint
+
+    def summary(self, source: str) -> str:
+        return self.kind.summary(self.model, source)
+
+
+Loaded = SlurmLoaded | RunaiLoaded
+
+
+def kind_of(path: Path) -> LabKind[Any, Any]:
     """The kind a blueprint declares; an unknown one is an error that names the file and the kinds."""
     data = strict.read_mapping(path, "blueprint", "kind, name, …", BlueprintError)
     kind = data.get("kind", SLURM.name)
@@ -29,9 +60,13 @@ def kind_of(path: Path) -> LabKind:
     return KINDS[str(kind)]
 
 
-def load(path: Path) -> tuple[LabKind, Any]:
+def load(path: Path) -> Loaded:
+    """The blueprint validated by the model of the kind it declares."""
     kind = kind_of(path)
-    return kind, kind.load(path)
+    if kind is RUNAI:
+        return RunaiLoaded(RUNAI, RUNAI.load(path))
+    assert kind is SLURM, f"kind {kind.name} has no Loaded pair"
+    return SlurmLoaded(SLURM, SLURM.load(path))
 
 
 def facts(lab: str) -> dict[str, str]:
@@ -43,8 +78,20 @@ def facts(lab: str) -> dict[str, str]:
 def attach(client: docker.DockerClient, name: str | None) -> running.RunningLab:
     """The running lab a command means (named, else the only one up), with its recorded blueprint."""
     lab = running.resolve_lab(client, name)
-    kind, model = load(running.recorded_blueprint(lab))
-    return running.attach(client, lab, kind.name, model)
+    loaded = load(running.recorded_blueprint(lab))
+    return running.attach(client, lab, loaded.kind.name, loaded.model)
 
 
-__all__ = ["KINDS", "LabKind", "UpOptions", "attach", "facts", "kind_of", "load"]
+__all__ = [
+    "KINDS",
+    "LabKind",
+    "Loaded",
+    "RunaiLoaded",
+    "RunaiUpOptions",
+    "SlurmLoaded",
+    "SlurmUpOptions",
+    "attach",
+    "facts",
+    "kind_of",
+    "load",
+]

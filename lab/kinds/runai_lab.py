@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,9 @@ from lab import contract, versions
 from lab.attach import running
 from lab.blueprint.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
 from lab.blueprint.runai_blueprint import load as load_runai
-from lab.bringup import container_specs, engine, keys, lifecycle, lock
+from lab.bringup import container_specs, engine, images, keys, lifecycle, lock
 from lab.bringup.provision import ProvisionError
 from lab.contract import container_name
-from lab.kinds.base import UpOptions
 from lab.kube_host import binaries, pki
 from lab.paths import lab_state_dir
 from lab.progress import Progress
@@ -29,6 +29,18 @@ from lab.runai import rest_auth
 
 # The rule files a Run:ai lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
 RULE_AREAS = ("dcgm", "runai")
+
+
+@dataclass(frozen=True)
+class RunaiUpOptions:
+    """The options of `lab up` for a Run:ai blueprint."""
+
+    build: images.BuildOptions = field(default_factory=images.BuildOptions)
+    keep_on_failure: bool = False
+    prometheus_ui_source: Path | None = None  # Prometheus' web UI: the tag's web/ui archive to build from
+    scenario: str = "baseline"  # the failure mode the driver scripts on the real cluster
+    time_scale: float = 1.0  # blueprint seconds per wall second
+    seed: int = 0  # seed of arrivals, sizes and run times
 
 
 def node_names(model: RunaiBlueprint) -> list[str]:
@@ -107,7 +119,7 @@ def inventory(model: RunaiBlueprint) -> dict[str, Any]:
 
 
 def extravars(
-    model: RunaiBlueprint, source: Path, options: UpOptions, web_ui: prometheus_ui.UiBuild | None
+    model: RunaiBlueprint, source: Path, options: RunaiUpOptions, web_ui: prometheus_ui.UiBuild | None
 ) -> dict[str, Any]:
     """The lab's extra variables: the Run:ai driver's, and Prometheus' web UI when it was built."""
     return {
@@ -134,7 +146,7 @@ class RunaiKind:
         )
 
     def up(
-        self, model: RunaiBlueprint, source: Path, options: UpOptions, progress: Progress
+        self, model: RunaiBlueprint, source: Path, options: RunaiUpOptions, progress: Progress
     ) -> running.RunningLab:
         state = lab_state_dir(model.name)
         built = binaries.ensure(progress)
@@ -165,7 +177,7 @@ class RunaiKind:
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
         return running.attach(engine.require_engine(), model.name, self.name, model)
 
-    def up_message(self, model: RunaiBlueprint, options: UpOptions) -> str:
+    def up_message(self, model: RunaiBlueprint, options: RunaiUpOptions) -> str:
         kubeconfig = lab_state_dir(model.name) / "kubeconfig"
         return (
             f"Run:ai lab '{model.name}' is up (scenario {options.scenario}) on a real Kubernetes "

@@ -1,10 +1,12 @@
 """A Slurm lab: the real Slurm cluster, its pinned exporter, the DCGM shim on every node, Prometheus.
 
 `lab up` renders it once from the blueprint (containers, Ansible inventory and variables), builds the
-exporter binary before any container exists, and hands both to the one bring-up."""
+exporter binary before any container exists, hands both to the one bring-up, then starts the
+blueprint's live workload (:func:`start_live_workload`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,6 @@ from lab.bringup import container_specs, containers, engine, images, keys, lifec
 from lab.bringup.keys import LabKeys
 from lab.bringup.provision import ProvisionError, slurm_inventory
 from lab.bringup.render import Hosts
-from lab.kinds.base import UpOptions
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build as prometheus_ui
@@ -30,9 +31,33 @@ HOST_KINDS = ("container", "systemd")
 HEALTH_CHECK_INTERVAL_S = 30
 
 
+@dataclass(frozen=True)
+class SlurmUpOptions:
+    """The options of `lab up` for a Slurm blueprint."""
+
+    build: images.BuildOptions = field(default_factory=images.BuildOptions)
+    keep_on_failure: bool = False
+    prometheus_ui_source: Path | None = None  # Prometheus' web UI: the tag's web/ui archive to build from
+    exporter: bool = True  # the pinned Slurm exporter on the controller
+    exporter_source: Path | None = None  # its tag archive, when the module proxy refuses the module
+    hosts: str = "container"  # container (lab-daemon) | systemd (machine-like hosts over SSH)
+    workload: bool = True  # the blueprint's live workload after bring-up (False: stop a running one)
+    submit_via: str = "pyslurm"  # how the live workload reaches Slurm: pyslurm | slurmrestd
+    pyslurm_source: Path | None = None  # pyslurm's tag archive, for the pyslurm way
+
+
+class LiveWorkloadError(RuntimeError):
+    """The lab is up, but its live workload could not start; the message says how to start it."""
+
+
 class SlurmKind:
     name = "slurm"
-    errors: tuple[type[Exception], ...] = (slurm_blueprint.BlueprintError, ProvisionError, RestError)
+    errors: tuple[type[Exception], ...] = (
+        slurm_blueprint.BlueprintError,
+        ProvisionError,
+        RestError,
+        LiveWorkloadError,
+    )
 
     def load(self, path: Path) -> Blueprint:
         return slurm_blueprint.load(path)
@@ -50,7 +75,7 @@ class SlurmKind:
         )
 
     def up(
-        self, model: Blueprint, source: Path, options: UpOptions, progress: Progress
+        self, model: Blueprint, source: Path, options: SlurmUpOptions, progress: Progress
     ) -> running.RunningLab:
         state = lab_state_dir(model.name)
         with lock.held(state, "up"):
@@ -73,9 +98,11 @@ class SlurmKind:
                 )
             rendered = render(model, source, lab_keys, built.binary if built else None, ssh_keys, web_ui)
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
-        return running.attach(engine.require_engine(), model.name, self.name, model)
+        handle = running.attach(engine.require_engine(), model.name, self.name, model)
+        start_live_workload(handle, model, options, progress)
+        return handle
 
-    def up_message(self, model: Blueprint, options: UpOptions) -> str:
+    def up_message(self, model: Blueprint, options: SlurmUpOptions) -> str:
         return f"lab '{model.name}' is up: {len(model.nodes.names)} nodes × {model.nodes.shape.gpus} GPUs"
 
     def facts(self, name: str) -> dict[str, str]:
@@ -87,6 +114,33 @@ class SlurmKind:
             "workload": f"live{through} (pid {pid})" if pid else "stopped",
             **prometheus_ui.facts(lab_state_dir(name)),
         }
+
+
+def start_live_workload(
+    handle: running.RunningLab, model: Blueprint, options: SlurmUpOptions, progress: Progress
+) -> None:
+    """After bring-up: the blueprint's live workload (`lab workload run --live`) in the background,
+    from the blueprint the lab recorded; through pyslurm, its wheel is built (once) and installed in the
+    controller first. With ``options.workload`` off, a live workload that runs is stopped. Raises
+    :class:`LiveWorkloadError` when pyslurm cannot be had: the lab stays up without its workload."""
+    from lab.workload import pyslurm_wheel, submitters
+
+    if not options.workload:
+        if background.stop(handle.name):
+            progress.say("live workload stopped (--no-workload)")
+        return
+    if model.workload is None:
+        return
+    if options.submit_via == "pyslurm":
+        try:
+            submitters.prepare_pyslurm(handle, progress, options.pyslurm_source)
+        except (pyslurm_wheel.PyslurmError, running.LabError) as error:
+            raise LiveWorkloadError(
+                f"{error}\nThe lab is up without its live workload. Fix the above and run "
+                "`lab up` again, or `lab up --submit-via slurmrestd`."
+            ) from error
+    pid = background.start(handle.name, handle.state_dir / "blueprint.yaml", options.submit_via)
+    progress.say(f"live workload running (pid {pid}, log {background.log_file(handle.name)})")
 
 
 def render(
@@ -149,7 +203,7 @@ def shim_package(lab: str) -> Path:
     return lab_state_dir(lab) / "dcgm-shim.tar"
 
 
-def _exporter(options: UpOptions, progress: Progress) -> exporter.ExporterBuild | None:
+def _exporter(options: SlurmUpOptions, progress: Progress) -> exporter.ExporterBuild | None:
     """The exporter binary, before any container exists: a lab never comes up half without it."""
     if not options.exporter:
         progress.say("the Slurm exporter is off (--no-exporter)")

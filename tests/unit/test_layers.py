@@ -33,9 +33,13 @@ LAYERS = {
     "lab.kube": 5,  # the Kubernetes path in the Run:ai container: composes lab.runai and lab.dcgm
     "lab.kube_host": 5,  # what the host makes for it: binaries, certificates
     "lab.kinds": 6,
+    "lab.commands": 7,  # the command line: one module per command group, mounted by lab.cli
 }
 CONSTRUCTS = 4
 COMMAND_LINE = 7
+# The `lab` command itself, and the entry points of the containers' own processes (the DCGM shim in the
+# node image, the Kubernetes path in the Run:ai container): nothing imports them but their launcher.
+ENTRY_POINTS = {"lab.cli", "lab.__main__", "lab.dcgm.cli", "lab.dcgm.__main__", "lab.kube.__main__"}
 # A construct's public module: all that any module outside the construct may import of it.
 PUBLIC = {"lab.dcgm": "lab.dcgm.shim", "lab.runai": "lab.runai"}
 REPEATABLE_NAMES = {"__init__.py", "__main__.py", "cli.py"}
@@ -52,7 +56,7 @@ def _package(module: str) -> str:
 
 
 def _layer(module: str) -> int:
-    if module in ("lab.cli", "lab.__main__") or module.endswith((".cli", ".__main__")):
+    if module in ENTRY_POINTS:
         return COMMAND_LINE
     return LAYERS[_package(module)]
 

@@ -47,5 +47,4 @@ def test_a_runai_blueprint_without_its_kind_is_not_taken_for_slurm(tmp_path: Pat
     ],
 )
 def test_validate_lines(name: str, line: str) -> None:
-    kind, model = kinds.load(BLUEPRINTS_DIR / name)
-    assert kind.summary(model, name) == line
+    assert kinds.load(BLUEPRINTS_DIR / name).summary(name) == line

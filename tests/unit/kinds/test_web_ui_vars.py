@@ -8,7 +8,6 @@ from lab.blueprint import runai_blueprint
 from lab.blueprint.slurm_blueprint import load
 from lab.bringup.keys import LabKeys
 from lab.kinds import runai_lab, slurm_lab
-from lab.kinds.base import UpOptions
 from lab.paths import BLUEPRINTS_DIR, DEFAULT_BLUEPRINT
 from lab.prometheus_ui import build
 
@@ -24,12 +23,12 @@ def test_a_slurm_lab_installs_the_built_web_ui() -> None:
 
 def test_a_runai_lab_installs_the_built_web_ui_with_the_same_variable() -> None:
     path = BLUEPRINTS_DIR / "runai.yaml"
-    variables = runai_lab.extravars(runai_blueprint.load(path), path, UpOptions(), WEB_UI)
+    variables = runai_lab.extravars(runai_blueprint.load(path), path, runai_lab.RunaiUpOptions(), WEB_UI)
     assert {key: variables[key] for key in INSTALL} == INSTALL
 
 
 def test_without_a_build_neither_kind_names_a_web_ui() -> None:
     rendered = slurm_lab.render(load(DEFAULT_BLUEPRINT), DEFAULT_BLUEPRINT, KEYS, None)
     path = BLUEPRINTS_DIR / "runai.yaml"
-    variables = runai_lab.extravars(runai_blueprint.load(path), path, UpOptions(), None)
+    variables = runai_lab.extravars(runai_blueprint.load(path), path, runai_lab.RunaiUpOptions(), None)
     assert build.INSTALL_VAR not in rendered.extravars and build.INSTALL_VAR not in variables

@@ -1,6 +1,6 @@
-"""`lab churn`: the churn and cardinality report of a lab's Prometheus (:mod:`lab.cli` mounts ``app``).
+"""`lab churn`: the churn and cardinality report of a lab's Prometheus.
 
-Also runnable alone: ``python -c "from lab.churn.cli import app; app()" --help``.
+Also runnable alone: ``python -c "from lab.commands.churn import app; app()" --help``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import docker
 import typer
@@ -24,6 +24,7 @@ from lab.churn.bound import EPILOG_GRACE_S, Tolerance
 from lab.churn.jobs import SacctError, parse_sacct
 from lab.churn.queries import ChurnError, collect, sacct_from_lab, scrape_intervals
 from lab.churn.window import Window, bounds, iso, step_seconds
+from lab.commands.options import fail
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.promql import PrometheusError
@@ -52,11 +53,6 @@ _ERRORS = (
     docker.errors.DockerException,
     OSError,
 )
-
-
-def _fail(message: object) -> NoReturn:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(1)
 
 
 @app.callback(invoke_without_command=True)
@@ -148,16 +144,16 @@ def churn(
         target = out or lab_state_dir(name) / "churn" / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         files = report_module.write(made, target)
     except PrometheusError as error:
-        _fail(f"Prometheus: {error}\nFix: check the lab is up (`lab status`), or pass --prometheus URL.")
+        fail(f"Prometheus: {error}\nFix: check the lab is up (`lab status`), or pass --prometheus URL.")
     except (*_ERRORS, ValueError) as error:
-        _fail(error)
+        fail(error)
     for line in report_module.summary(made):
         typer.echo(line)
     if "png" not in files:
         progress.say("warning: no PNG: matplotlib is missing. Fix: pip install 'matplotlib>=3.8,<4'")
     typer.echo(f"wrote {target}/ ({', '.join(path.name for path in files.values())})")
     if not made.bound.holds:
-        _fail(report_module.violation_message(made) + _faults_in(name, made.window))
+        fail(report_module.violation_message(made) + _faults_in(name, made.window))
 
 
 def _faults_in(lab: str, window: Window) -> str:
@@ -187,7 +183,7 @@ def _lab(
     url = prometheus.rstrip("/") if prometheus else handle.prometheus_url
     if time_scale is not None:
         return name, url, controller, time_scale, "--time-scale"
-    if model.workload is not None:
+    if isinstance(model, blueprint_module.Blueprint) and model.workload is not None:
         return name, url, controller, model.workload.time_scale, "the blueprint's workload.time_scale"
     return name, url, controller, 1.0, "default: the blueprint has no workload"
 

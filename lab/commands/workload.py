@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import docker
 import typer
@@ -19,6 +19,7 @@ from lab.attach.slurmrestd import RestError
 from lab.blueprint import slurm_blueprint as blueprint_module
 from lab.blueprint.slurm_blueprint import BlueprintError
 from lab.bringup import engine
+from lab.commands.options import fail
 from lab.paths import DEFAULT_BLUEPRINT
 from lab.progress import Progress
 from lab.workload.plan import Model, Plan, PlannedJob, check_against, lab_limit_minutes, plan, week_offset_now
@@ -66,17 +67,12 @@ PyslurmSourceOption = Annotated[
 ]
 
 
-def _fail(error: Exception) -> NoReturn:
-    typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(1)
-
-
 def _model(path: Path, time_scale: float | None) -> Model:
     try:
         loaded = blueprint_module.load(path)
         spec = check_against(loaded, str(path))
     except blueprint_module.BlueprintError as error:
-        _fail(error)
+        fail(error)
     if time_scale is not None:
         spec = spec.model_copy(update={"time_scale": time_scale})
     return Model(loaded, spec)
@@ -143,7 +139,7 @@ def run_command(
     failed (with a traceback), cancelled (through Slurm's cancel) or timeout (its time limit).
     """
     if submit_via not in WAYS:
-        _fail(ValueError(f"--submit-via {submit_via!r}: use one of {', '.join(WAYS)}"))
+        fail(ValueError(f"--submit-via {submit_via!r}: use one of {', '.join(WAYS)}"))
     model = _model(blueprint, time_scale)
     spec = model.spec
     chosen_seed = spec.seed if seed is None else seed
@@ -201,7 +197,7 @@ def run_command(
         engine.PrerequisiteError,
         docker.errors.DockerException,
     ) as error:
-        _fail(error)
+        fail(error)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

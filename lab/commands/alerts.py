@@ -1,4 +1,4 @@
-"""`lab alerts`: what is firing and what Alertmanager delivered (the command line mounts :func:`alerts`)."""
+"""`lab alerts`: what is firing and what Alertmanager delivered."""
 
 from __future__ import annotations
 
@@ -11,10 +11,14 @@ from lab import contract, kinds
 from lab.alerts import listing
 from lab.attach import running
 from lab.bringup import engine
+from lab.commands.options import fail
 from lab.promql import PrometheusError
 from lab.promql import alerts as prometheus_alerts
 
+app = typer.Typer(rich_markup_mode="markdown")
 
+
+@app.command("alerts")
 def alerts(
     lab: Annotated[str | None, typer.Option(help="Lab name; default: the only lab that is up.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
@@ -43,8 +47,7 @@ def alerts(
         docker.errors.DockerException,
         OSError,
     ) as error:
-        typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1) from None
+        fail(error)
     if as_json:
         typer.echo(listing.as_json(firing, delivered, limit))
     else:

@@ -1,4 +1,4 @@
-"""`lab drill NAME…`: fault drills against a running Slurm lab (:mod:`lab.cli` mounts :func:`drill`)."""
+"""`lab drill NAME…`: fault drills against a running Slurm lab."""
 
 from __future__ import annotations
 
@@ -13,11 +13,14 @@ import typer
 from lab import kinds
 from lab.attach import running
 from lab.bringup import containers, engine
+from lab.commands.options import fail
 from lab.drill import suite
 from lab.drill.probe import DrillError
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.workload import background
+
+app = typer.Typer(rich_markup_mode="markdown")
 
 
 def _listing() -> str:
@@ -28,6 +31,7 @@ def _listing() -> str:
     return "\n".join(["drills, in run order:", *lines, "groups: all (every drill), fast (all but node-loss)"])
 
 
+@app.command("drill", no_args_is_help=True)
 def drill(
     names: Annotated[
         list[str] | None,
@@ -70,8 +74,7 @@ def drill(
                 "container-native hosts only. Fix: run them on a lab brought up without --hosts systemd."
             )
     except (DrillError, running.LabError, engine.PrerequisiteError) as error:
-        typer.secho(f"error: {error}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1) from None
+        fail(error)
     workload = "running" if background.running_pid(handle.name) else "stopped"
     progress.say(
         f"live workload {workload}"

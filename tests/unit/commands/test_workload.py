@@ -8,9 +8,8 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from lab.workload.cli import app
-
-from .workload_testing import shipped_data, with_workload
+from lab.commands.workload import app
+from tests.unit.workload.workload_testing import shipped_data, with_workload
 
 runner = CliRunner()
 

@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from lab.churn.cli import app
 from lab.churn.queries import queries
-
-from .fake_prometheus import Scenario, serve
+from lab.commands.churn import app
+from tests.unit.churn.fake_prometheus import Scenario, serve
 
 T0 = 1796032800  # 2026-11-30T10:00:00Z
 WINDOW = ["--start", "2026-11-30T10:00:00Z", "--end", "2026-11-30T10:10:00Z", "--step", "15s"]

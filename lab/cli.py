@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from lab.commands import access, alerts, capture, churn, drill, fault, lab_lifecycle, workload
+from lab.commands import access, alerts, capture, churn, drill, fault, lab_lifecycle, web_ui, workload
 
 app = typer.Typer(
     help=(
@@ -30,7 +30,7 @@ app = typer.Typer(
 )
 
 # Groups whose commands are `lab`'s own (lab up, lab status, …), then the groups with subcommands.
-for _group in (lab_lifecycle.app, access.app, drill.app, alerts.app, capture.app):
+for _group in (lab_lifecycle.app, access.app, web_ui.app, drill.app, alerts.app, capture.app):
     app.registered_commands += _group.registered_commands
 app.add_typer(workload.app, name="workload")
 app.add_typer(churn.app, name="churn")

@@ -10,14 +10,7 @@ import docker
 from lab import contract
 from lab.attach import running
 from lab.bringup import containers
-
-DAEMONS_BY_ROLE = {
-    "controller": ["munged", "slurmctld", "slurm_exporter"],
-    "dbd": ["munged", "mariadb", "slurmdbd"],
-    "restd": ["munged", "slurmrestd"],
-    "prometheus": ["prometheus", "alertmanager", "alert-receiver"],
-    "runai": ["runai"],
-}
+from lab.bringup import daemons as daemons_of
 
 
 def status(client: docker.DockerClient, lab: str, facts: dict[str, str]) -> dict[str, Any]:
@@ -33,7 +26,7 @@ def status(client: docker.DockerClient, lab: str, facts: dict[str, str]) -> dict
         host = container.labels.get(contract.LABEL_HOST, "")
         daemons: dict[str, str] = {}
         if container.status == "running":
-            daemons = _daemon_states(container, role)
+            daemons = daemons_of.states(container, role)
         rows.append(
             {
                 "name": container.name,
@@ -60,39 +53,6 @@ def alert_receiver(lab: str) -> str:
     the host file it appends Alertmanager's notifications to."""
     out = contract.alerts_dir(lab) / contract.ALERTS_FILE
     return f"http://127.0.0.1:{contract.ALERT_RECEIVER_PORT} in prometheus → {out}"
-
-
-def _daemon_states(container: Any, role: str) -> dict[str, str]:
-    if container.labels.get(contract.LABEL_BOOT) == "systemd":
-        return _unit_states(container, role)
-    names = DAEMONS_BY_ROLE.get(role)
-    if names is None:  # node or rack: one slurmd per node name, found from their pid files
-        listing = container.exec_run(["sh", "-c", "ls /var/spool/slurm | sed -n 's/^slurmd-//p'"])
-        names = ["munged", *[f"slurmd@{n}" for n in listing.output.decode().split()]]
-    result = container.exec_run(["/usr/local/sbin/lab-daemon", "status", *names])
-    states = {}
-    for line in result.output.decode(errors="replace").splitlines():
-        daemon, _, state = line.partition(" ")
-        states[daemon] = state
-    return states
-
-
-SYSTEMD_UNITS_BY_ROLE = {
-    **DAEMONS_BY_ROLE,
-    "controller": ["munge", "slurmctld", "slurm_exporter"],
-    "dbd": ["munge", "mariadb", "slurmdbd"],
-    "restd": ["munge", "slurmrestd"],
-    "node": ["munge", "slurmd", "dcgm-shim"],
-    "prometheus": ["prometheus", "prometheus-alertmanager", "alert-receiver"],
-}
-
-
-def _unit_states(container: Any, role: str) -> dict[str, str]:
-    """A machine-like host's units as systemd reports them (active, inactive, failed …)."""
-    units = SYSTEMD_UNITS_BY_ROLE.get(role, [])
-    result = container.exec_run(["systemctl", "is-active", *units])
-    states = result.output.decode(errors="replace").split()
-    return dict(zip(units, [*states, *["unknown"] * len(units)], strict=False))
 
 
 def _nodes(controller: Any) -> list[dict[str, str]]:

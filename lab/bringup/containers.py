@@ -26,7 +26,8 @@ from lab.contract import (
 from lab.progress import Progress
 
 
-def up(client: docker.DockerClient, lab: str, specs: list[ContainerSpec], progress: Progress) -> None:
+def up(client: docker.DockerClient, lab: str, specs: list[ContainerSpec], progress: Progress) -> bool:
+    """Make the engine match ``specs``; True when every container was already there and running."""
     for sub in (contract.XID_DIR, contract.JOBS_DIR):
         (contract.shared_dir(lab) / sub).mkdir(parents=True, exist_ok=True)
     network = _ensure_network(client, lab)
@@ -40,6 +41,7 @@ def up(client: docker.DockerClient, lab: str, specs: list[ContainerSpec], progre
         started += outcome == "started"
         kept += outcome == "kept"
     progress.say(f"containers: {created} created, {started} started, {kept} already running")
+    return created == started == 0
 
 
 def down(client: docker.DockerClient, lab: str, purge: bool, progress: Progress) -> None:

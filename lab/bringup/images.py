@@ -12,6 +12,7 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Collection
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +58,11 @@ def role_image(role: str) -> str:
     return image_tag(role)
 
 
+# Images built at once where they do not build on one another: most of a build is apt fetching and
+# unpacking, so two or three beside each other keep both cores busy (BENCHMARKS.md, "bring-up").
+PARALLEL_BUILDS = 3
+
+
 def build_all(
     client: docker.DockerClient,
     options: BuildOptions,
@@ -64,7 +70,8 @@ def build_all(
     roles: Collection[str] = (*SLURM_ROLES, "prometheus", "runai"),
 ) -> None:
     """Make sure the images of ``roles`` (and the images they are built on) exist and are current;
-    build what is missing or stale. A Slurm lab needs no Run:ai image, a Run:ai lab no Slurm one."""
+    build what is missing or stale, each level of the image tree at once. A Slurm lab needs no Run:ai
+    image, a Run:ai lab no Slurm one."""
     certificates = _certificates(options.ca_bundle)
     root = _root_image(client, options, progress)
 
@@ -73,32 +80,34 @@ def build_all(
 
     base = build("base", {"ROOT_IMAGE": root}, {"host-ca": certificates})
     slurm_roles = [role for role in SLURM_ROLES if role in roles]
-    if slurm_roles:
-        common = build(
-            "slurm-common",
-            {
+    with ThreadPoolExecutor(PARALLEL_BUILDS, thread_name_prefix="image") as pool:
+        second: list[Future[str]] = []
+        if slurm_roles:
+            common_args = {
                 "BASE": base,
                 "SLURM_VERSION": versions.SLURM_DEB_VERSION,
                 "SLURM_CONFIG_MOUNT": contract.SLURM_CONFIG_MOUNT,
                 "SLURM_CONFIG_FILES": " ".join(contract.SLURM_CONFIG_FILES),
-            },
-        )
-    for role in slurm_roles:
-        extra = (
-            {"dcgm-shim": package_files(IMAGE_PACKAGES["node"], IMAGE_MODULES)} if role == "node" else None
-        )
-        build(role, {"BASE": common, "SLURM_VERSION": versions.SLURM_DEB_VERSION}, extra)
-    if "prometheus" in roles:
-        build(
-            "prometheus",
-            {
+            }
+            common = pool.submit(build, "slurm-common", common_args)
+        if "prometheus" in roles:
+            prometheus_args = {
                 "BASE": base,
                 "PROMETHEUS_VERSION": versions.PROMETHEUS_DEB_VERSION,
                 "ALERTMANAGER_VERSION": versions.ALERTMANAGER_DEB_VERSION,
-            },
-        )
-    if "runai" in roles:
-        build("runai", {"BASE": base}, {"lab-package": package_files(IMAGE_PACKAGES["runai"], IMAGE_MODULES)})
+            }
+            second.append(pool.submit(build, "prometheus", prometheus_args))
+        if "runai" in roles:
+            lab_package = {"lab-package": package_files(IMAGE_PACKAGES["runai"], IMAGE_MODULES)}
+            second.append(pool.submit(build, "runai", {"BASE": base}, lab_package))
+        if slurm_roles:
+            role_args = {"BASE": common.result(), "SLURM_VERSION": versions.SLURM_DEB_VERSION}
+            shim = {"dcgm-shim": package_files(IMAGE_PACKAGES["node"], IMAGE_MODULES)}
+            second += [
+                pool.submit(build, role, role_args, shim if role == "node" else None) for role in slurm_roles
+            ]
+        for future in second:
+            future.result()  # the first failure is raised; the pool waits for the builds under way
 
 
 def build_pyslurm_builder(client: docker.DockerClient, progress: Progress) -> str:

@@ -12,11 +12,14 @@ from typing import Any
 
 import docker
 
-from lab.bringup import containers, engine, images, keys, lock, ssh
+from lab.bringup import containers, daemons, engine, images, keys, lock, ssh
 from lab.bringup.container_specs import ContainerSpec
-from lab.bringup.provision import ProvisionError, private_dir, run_playbook, write_hosts
+from lab.bringup.provision import ProvisionError, inputs_digest, private_dir, run_playbook, write_hosts
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
+
+# The inputs digest of the lab's last provisioning that succeeded (in its Ansible directory).
+PROVISIONED = "provisioned.digest"
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ def bring_up(
     for directory in rendered.state_dirs:
         directory.mkdir(parents=True, exist_ok=True)
     with progress.step(f"containers of lab '{rendered.name}'"):
-        containers.up(client, rendered.name, rendered.specs, progress)
+        unchanged = containers.up(client, rendered.name, rendered.specs, progress)
     inventory = rendered.inventory
     if rendered.ssh is not None:
         with progress.step("sshd on every host"):
@@ -59,14 +62,36 @@ def bring_up(
     hosts = write_hosts(private / "inventory" / "hosts.yml", inventory)
     try:
         extravars = {**rendered.extravars, **(rendered.late_vars() if rendered.late_vars else {})}
-        with progress.step("provisioning with Ansible"):
-            run_playbook(private, hosts, extravars, progress)
+        digest = inputs_digest(inventory, extravars)
+        if unchanged and _provisioned_with(private, digest) and _all_running(client, rendered, progress):
+            progress.say("provisioning: nothing changed since the last run (containers, inputs, daemons)")
+        else:
+            (private / PROVISIONED).unlink(missing_ok=True)
+            with progress.step("provisioning with Ansible"):
+                run_playbook(private, hosts, extravars, progress)
+            (private / PROVISIONED).write_text(digest + "\n", encoding="ascii")
     except Exception:
         if not keep_on_failure:
             progress.say("bring-up failed: removing the lab's containers (--keep-on-failure keeps them)")
             containers.down(client, rendered.name, purge=False, progress=progress)
         raise
     shutil.copyfile(rendered.blueprint_source, state / "blueprint.yaml")
+
+
+def _provisioned_with(private: Path, digest: str) -> bool:
+    record = private / PROVISIONED
+    return record.is_file() and record.read_text(encoding="ascii").strip() == digest
+
+
+def _all_running(client: docker.DockerClient, rendered: Rendered, progress: Progress) -> bool:
+    """Whether every daemon runs (machine-like hosts are always provisioned again: their units are
+    systemd's to restart, and their test path is the full run)."""
+    if rendered.ssh is not None:
+        return False
+    stopped = daemons.not_running(client, rendered.name)
+    if stopped:
+        progress.say(f"provisioning again: not running: {', '.join(stopped)}")
+    return not stopped
 
 
 def _over_ssh(

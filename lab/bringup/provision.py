@@ -6,7 +6,9 @@ Ansible's events into progress lines and, on failure, an error that names the ho
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,30 @@ def key_vars(keys: LabKeys) -> dict[str, str]:
         "slurmdbd_jwt_key_src": str(keys.jwt_key),
         "slurmdbd_storage_pass_src": str(keys.db_password),
     }
+
+
+def inputs_digest(inventory: dict[str, Any], extravars: dict[str, Any]) -> str:
+    """What a provisioning run depends on: the inventory, the extra variables, every file of ansible/
+    (roles, playbooks, group_vars) and the content of every file a variable names (keys, the exporter's
+    binary, the web UI's tarball). Equal digests on unchanged containers mean Ansible has nothing to do."""
+    digest = hashlib.sha256(json.dumps([inventory, extravars], sort_keys=True, default=str).encode())
+    for path in sorted(p for p in ANSIBLE_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(str(path.relative_to(ANSIBLE_DIR)).encode() + b"\0" + path.read_bytes())
+    for value in sorted(_path_values([inventory, extravars])):
+        if Path(value).is_file():
+            digest.update(value.encode() + b"\0" + Path(value).read_bytes())
+    return digest.hexdigest()
+
+
+def _path_values(document: Any) -> Iterator[str]:
+    if isinstance(document, dict):
+        for value in document.values():
+            yield from _path_values(value)
+    elif isinstance(document, list):
+        for value in document:
+            yield from _path_values(value)
+    elif isinstance(document, str) and document.startswith("/"):
+        yield document
 
 
 def private_dir(lab: str) -> Path:

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from typing import Annotated
 
 import docker
@@ -16,7 +17,9 @@ from lab.attach import running
 from lab.attach import status as status_report
 from lab.bringup import engine
 from lab.commands.options import KNOWN_ERRORS, LabOption, fail
+from lab.progress import Progress
 
+POLL_S = 2.0  # how often `lab status --wait` looks again
 app = typer.Typer(rich_markup_mode="markdown")
 
 
@@ -24,11 +27,23 @@ app = typer.Typer(rich_markup_mode="markdown")
 def status(
     lab: LabOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait",
+            help="First wait for what `lab up` left working in the background (Prometheus' web UI, the "
+            "live workload's pyslurm wheel), saying each as it finishes.",
+        ),
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="Seconds --wait waits at most (then exit 1).")] = 1800,
 ) -> None:
-    """Containers, daemons and endpoint URLs; in a Slurm lab also the node states with GRES."""
+    """Containers, daemons and endpoint URLs; in a Slurm lab also the node states with GRES, and what is
+    still being built in the background (the lab is usable meanwhile)."""
     try:
         client = engine.require_engine()
         name = running.resolve_lab(client, lab)
+        if wait:
+            _wait_for_background_work(name, timeout)
         report = status_report.status(client, name, kinds.facts(name))
     except KNOWN_ERRORS as error:
         fail(error)
@@ -55,6 +70,23 @@ def status(
     for service, url in report["endpoints"].items():
         typer.echo(f"  {service}: {url}")
     typer.echo(f"  alert-receiver: {report['alert_receiver']}")
+
+
+def _wait_for_background_work(lab: str, timeout_s: float) -> None:
+    progress = Progress()
+    deadline = time.monotonic() + timeout_s
+    left = kinds.pending(lab)
+    for work in left:
+        progress.say(f"waiting: {work}")
+    while left:
+        if time.monotonic() > deadline:
+            fail(running.LabError(f"still working after {timeout_s:.0f} s: {'; '.join(left)}"))
+        time.sleep(POLL_S)
+        now = kinds.pending(lab)
+        for work in left:
+            if work not in now:
+                progress.say(f"done: {work}")
+        left = now
 
 
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -123,6 +123,11 @@ def up(
 
     Idempotent: run it again after editing the blueprint and only what changed is redone. As root on
     Debian it installs and starts a missing container engine (docker.io) and debootstrap.
+
+    What the lab's first minutes do not need is not waited for: the Slurm exporter builds beside the
+    images; Prometheus' web UI, when no build is cached, is built and installed in the background
+    (`lab web-ui`); the live workload builds pyslurm's wheel itself before its first job. `lab status`
+    says what is still being built; `lab status --wait` waits for it.
     """
     build = images.BuildOptions(
         base_image=base_image, ca_bundle=None if ca_bundle == "none" else Path(ca_bundle), rebuild=rebuild
@@ -213,6 +218,7 @@ def down(
     ] = False,
 ) -> None:
     """Stop and remove the lab's containers and network (with --purge: volumes, keys, state too)."""
+    from lab.prometheus_ui import install as ui_install
     from lab.workload import background
 
     progress = Progress()
@@ -221,6 +227,8 @@ def down(
         name = lab if lab is not None else _lab_or_default(client)
         if background.stop(name):
             progress.say("live workload stopped")
+        if ui_install.stop(name):
+            progress.say("the web UI's background build stopped")
         lifecycle.down(name, purge, progress)
     except KNOWN_ERRORS as error:
         fail(error)
@@ -260,14 +268,15 @@ def inventory(
 
 @app.command()
 def doctor() -> None:
-    """Tell what this machine lacks to run the lab (Python, container engine, debootstrap, Go, gcc, the
-    exporter's source, Node and npm, Chromium, Ansible, just, disk space) and how to fix each, and name
-    the cgroup version. Changes nothing; exits 1 when something is missing."""
+    """Tell what this machine lacks to run the lab (Python, container engine, debootstrap, Go, the
+    exporter's source, Ansible, just, disk space), what an option lacks (Node and npm for Prometheus'
+    web UI) and what only the tests lack (gcc, Chromium, ssh), with the fix of each, and name the cgroup
+    version. Changes nothing; exits 1 only when something the lab itself needs is missing."""
     from lab.kinds import doctor as checks
 
     findings = checks.run_all()
     typer.echo(checks.render(findings))
-    if not all(finding.ok for finding in findings):
+    if not checks.lab_can_run(findings):
         raise typer.Exit(1)
 
 

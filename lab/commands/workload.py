@@ -15,6 +15,7 @@ import typer
 
 from lab import kinds
 from lab.attach import running
+from lab.attach.running import RunningLab
 from lab.attach.slurmrestd import RestError
 from lab.blueprint import slurm_blueprint as blueprint_module
 from lab.blueprint.slurm_blueprint import BlueprintError
@@ -22,9 +23,10 @@ from lab.bringup import engine
 from lab.commands.options import fail
 from lab.paths import DEFAULT_BLUEPRINT
 from lab.progress import Progress
+from lab.workload import background, pyslurm_wheel
 from lab.workload.plan import Model, Plan, PlannedJob, check_against, lab_limit_minutes, plan, week_offset_now
 from lab.workload.pyslurm_wheel import PyslurmError
-from lab.workload.runner import RunOptions, run
+from lab.workload.runner import RunOptions, Submitter, run
 from lab.workload.stats import describe
 from lab.workload.submit import NodeShape, SubmitError
 from lab.workload.submitters import DEFAULT, WAYS, connect
@@ -165,7 +167,8 @@ def run_command(
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         handle = kinds.attach(engine.require_engine(), lab)
-        client = connect(handle, submit_via, progress, pyslurm_source)
+        client = _connect_live(handle, submit_via, progress, pyslurm_source) if live_mode else None
+        client = client or connect(handle, submit_via, progress, pyslurm_source)
         progress.say(f"submitting through {client.path}")
         try:
             summary = run(
@@ -292,3 +295,17 @@ def _statistics_lines(stats: dict[str, Any]) -> list[str]:
         f"mean {queue['mean_s']:g} s",
     ]
     return lines
+
+
+def _connect_live(handle: RunningLab, via: str, progress: Progress, source: Path | None) -> Submitter:
+    """The live mode's way into Slurm, its wait for pyslurm's wheel told to `lab status` (the phase
+    file) while it lasts, and why it failed when it did."""
+    if via == "pyslurm" and pyslurm_wheel.cached() is None:
+        background.note_phase(handle.name, "building pyslurm's wheel, then installing it in the controller")
+    try:
+        client = connect(handle, via, progress, source)
+    except PyslurmError as error:
+        background.note_phase(handle.name, f"pyslurm could not be had: {str(error).splitlines()[0]}")
+        raise
+    background.note_phase(handle.name, None)
+    return client

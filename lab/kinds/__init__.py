@@ -22,6 +22,8 @@ from lab.kinds.runai_lab import RunaiKind, RunaiUpOptions
 from lab.kinds.slurm_lab import KIND as SLURM
 from lab.kinds.slurm_lab import SlurmKind, SlurmUpOptions
 from lab.paths import lab_state_dir
+from lab.prometheus_ui import install as ui_install
+from lab.workload import background
 
 KINDS: dict[str, LabKind[Any, Any]] = {SLURM.name: SLURM, RUNAI.name: RUNAI}
 
@@ -75,6 +77,17 @@ def facts(lab: str) -> dict[str, str]:
     return kind_of(path).facts(lab) if path.exists() else {}
 
 
+def pending(lab: str) -> list[str]:
+    """What still works in the background after `lab up` returned: the web UI's build and install,
+    the live workload's wait for pyslurm's wheel (`lab status --wait` waits for these)."""
+    work = []
+    if ui_install.pending(lab):
+        work.append("Prometheus' web UI is being built")
+    if background.running_pid(lab) is not None and (phase := background.phase(lab)):
+        work.append(f"the live workload is {phase}")
+    return work
+
+
 def attach(client: docker.DockerClient, name: str | None) -> running.RunningLab:
     """The running lab a command means (named, else the only one up), with its recorded blueprint."""
     lab = running.resolve_lab(client, name)
@@ -94,4 +107,5 @@ __all__ = [
     "facts",
     "kind_of",
     "load",
+    "pending",
 ]

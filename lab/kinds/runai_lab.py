@@ -25,6 +25,7 @@ from lab.kube_host import binaries, pki
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build as prometheus_ui
+from lab.prometheus_ui import install as ui_install
 from lab.runai import rest_auth
 
 # The rule files a Run:ai lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
@@ -160,9 +161,7 @@ class RunaiKind:
         )
         _write_user_kubeconfig(state / "kubeconfig", creds, model.ports.kube_apiserver)
         rest_keys = rest_credentials(model.name)
-        web_ui = prometheus_ui.prepare(
-            progress, options.prometheus_ui_source, state / prometheus_ui.STATUS_FILE
-        )
+        web_ui = ui_install.for_bring_up(model.name, progress)
         rendered = lifecycle.Rendered(
             name=model.name,
             specs=container_specs.runai_containers(
@@ -175,6 +174,8 @@ class RunaiKind:
         )
         with lock.held(state, "up"):
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
+        if web_ui is None:  # built and installed in the background: the lab does not wait for npm
+            ui_install.install_later(model.name, options.prometheus_ui_source, progress)
         return running.attach(engine.require_engine(), model.name, self.name, model)
 
     def up_message(self, model: RunaiBlueprint, options: RunaiUpOptions) -> str:
@@ -193,7 +194,7 @@ class RunaiKind:
         secret = rest_keys_dir(name) / rest_auth.CLIENT_SECRET_FILE
         if secret.exists():
             found["runai-rest client secret"] = f"{secret} (client {rest_auth.CLIENT_ID})"
-        return {**found, **prometheus_ui.facts(lab_state_dir(name))}
+        return {**found, **ui_install.facts(name)}
 
 
 def rest_keys_dir(lab: str) -> Path:

@@ -1,11 +1,16 @@
 """A Slurm lab: the real Slurm cluster, its pinned exporter, the DCGM shim on every node, Prometheus.
 
-`lab up` renders it once from the blueprint (containers, Ansible inventory and variables), builds the
-exporter binary before any container exists, hands both to the one bring-up, then starts the
-blueprint's live workload (:func:`start_live_workload`)."""
+`lab up` renders it once from the blueprint (containers, Ansible inventory and variables) and hands it to
+the one bring-up. What the lab's first minutes do not need stays off that path: the exporter is built
+beside the images and containers (provisioning waits for it), Prometheus' web UI, when no build is
+cached, is built and installed in the background once the lab is up, and the live workload starts at
+once and builds pyslurm's wheel itself before its first job (:func:`start_live_workload`). `lab status`
+says what is still being built."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +27,9 @@ from lab.bringup.render import Hosts
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build as prometheus_ui
+from lab.prometheus_ui import install as ui_install
 from lab.slurm_exporter import binary as exporter
-from lab.workload import background
+from lab.workload import background, pyslurm_wheel
 
 HOST_KINDS = ("container", "systemd")
 
@@ -78,17 +84,14 @@ class SlurmKind:
         self, model: Blueprint, source: Path, options: SlurmUpOptions, progress: Progress
     ) -> running.RunningLab:
         state = lab_state_dir(model.name)
-        with lock.held(state, "up"):
+        with lock.held(state, "up"), ThreadPoolExecutor(1, thread_name_prefix="exporter") as pool:
             hosts = host_kind(model, options.hosts)
             lab_keys = keys.ensure(state / "keys")
-            built = _exporter(options, progress)
-            (state / "exporter-status").write_text(
-                f"{built.how} → {built.binary}\n" if built else "off (lab up --no-exporter)\n",
-                encoding="utf-8",
-            )
-            web_ui = prometheus_ui.prepare(
-                progress, options.prometheus_ui_source, state / prometheus_ui.STATUS_FILE
-            )
+            _check_pyslurm(options)
+            exporter_build = pool.submit(_exporter, options, state, progress) if options.exporter else None
+            if exporter_build is None:
+                _exporter(options, state, progress)
+            web_ui = ui_install.for_bring_up(model.name, progress)
             ssh_keys = None
             if hosts == "systemd":
                 names = [spec.hostname for spec in container_specs.slurm_containers(model)]
@@ -96,8 +99,11 @@ class SlurmKind:
                 images.write_tar(
                     shim_package(model.name), images.package_files(("dcgm",), images.IMAGE_MODULES)
                 )
-            rendered = render(model, source, lab_keys, built.binary if built else None, ssh_keys, web_ui)
+            binary = (lambda: _binary(exporter_build)) if exporter_build is not None else None
+            rendered = render(model, source, lab_keys, binary, ssh_keys, web_ui)
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
+        if web_ui is None:
+            ui_install.install_later(model.name, options.prometheus_ui_source, progress)
         handle = running.attach(engine.require_engine(), model.name, self.name, model)
         start_live_workload(handle, model, options, progress)
         return handle
@@ -107,57 +113,80 @@ class SlurmKind:
 
     def facts(self, name: str) -> dict[str, str]:
         status = lab_state_dir(name) / "exporter-status"
-        pid, way = background.running_pid(name), background.submit_way(name)
-        through = f" through {way}" if way else ""
         return {
             "slurm_exporter": status.read_text().strip() if status.exists() else "unknown",
-            "workload": f"live{through} (pid {pid})" if pid else "stopped",
-            **prometheus_ui.facts(lab_state_dir(name)),
+            "workload": workload_fact(name),
+            **ui_install.facts(name),
         }
+
+
+def workload_fact(lab: str) -> str:
+    """`lab status`'s workload line: live (and how), waiting for pyslurm's wheel, or stopped (and why)."""
+    pid, way, phase = background.running_pid(lab), background.submit_way(lab), background.phase(lab)
+    through = f" through {way}" if way else ""
+    if pid and phase:
+        return f"live{through} (pid {pid}), not submitting yet: {phase}; jobs start when it is done"
+    if pid:
+        return f"live{through} (pid {pid})"
+    return f"stopped: {phase} (log {background.log_file(lab)})" if phase else "stopped"
 
 
 def start_live_workload(
     handle: running.RunningLab, model: Blueprint, options: SlurmUpOptions, progress: Progress
 ) -> None:
     """After bring-up: the blueprint's live workload (`lab workload run --live`) in the background,
-    from the blueprint the lab recorded; through pyslurm, its wheel is built (once) and installed in the
-    controller first. With ``options.workload`` off, a live workload that runs is stopped. Raises
-    :class:`LiveWorkloadError` when pyslurm cannot be had: the lab stays up without its workload."""
-    from lab.workload import pyslurm_wheel, submitters
-
+    from the blueprint the lab recorded. Through pyslurm it builds the wheel (once, a few minutes) and
+    installs it in the controller before its first job, saying so to `lab status`; `lab up` does not
+    wait for that. With ``options.workload`` off, a live workload that runs is stopped."""
     if not options.workload:
         if background.stop(handle.name):
             progress.say("live workload stopped (--no-workload)")
         return
     if model.workload is None:
         return
-    if options.submit_via == "pyslurm":
-        try:
-            submitters.prepare_pyslurm(handle, progress, options.pyslurm_source)
-        except (pyslurm_wheel.PyslurmError, running.LabError) as error:
-            raise LiveWorkloadError(
-                f"{error}\nThe lab is up without its live workload. Fix the above and run "
-                "`lab up` again, or `lab up --submit-via slurmrestd`."
-            ) from error
     pid = background.start(handle.name, handle.state_dir / "blueprint.yaml", options.submit_via)
-    progress.say(f"live workload running (pid {pid}, log {background.log_file(handle.name)})")
+    waits = options.submit_via == "pyslurm" and pyslurm_wheel.cached() is None
+    first = "; it builds pyslurm's wheel before its first job (`lab status` says when)" if waits else ""
+    progress.say(f"live workload running (pid {pid}, log {background.log_file(handle.name)}){first}")
+
+
+def _check_pyslurm(options: SlurmUpOptions) -> None:
+    """Before anything is built: the archive pyslurm's wheel would be built from, when none is cached,
+    so that a live workload that cannot start is said at once, not minutes later in its log."""
+    if not options.workload or options.submit_via != "pyslurm" or pyslurm_wheel.cached() is not None:
+        return
+    try:
+        pyslurm_wheel.verify_archive(pyslurm_wheel.named_source(options.pyslurm_source))
+    except pyslurm_wheel.PyslurmError as error:
+        raise LiveWorkloadError(
+            f"{error}\nNothing was started. Fix the above, or `lab up --submit-via slurmrestd` (no build), "
+            "or `lab up --no-workload`."
+        ) from error
 
 
 def render(
     model: Blueprint,
     source: Path,
     lab_keys: LabKeys,
-    binary: Path | None,
+    binary: Path | Callable[[], Path] | None,
     ssh_keys: ssh.SshKeys | None = None,
     web_ui: prometheus_ui.UiBuild | None = None,
 ) -> lifecycle.Rendered:
     """Everything the bring-up of a Slurm lab needs (pure): on container-native hosts, or with
-    ``ssh_keys`` on machine-like ones (systemd, reached over SSH, packages installed by the roles)."""
+    ``ssh_keys`` on machine-like ones (systemd, reached over SSH, packages installed by the roles).
+    ``binary`` is the exporter's, or what gives it once its build beside the bring-up is done."""
     hosts: Hosts = "container" if ssh_keys is None else "systemd"
     document = slurm_inventory(model, lab_keys, hosts, slurm_exporter=binary is not None)
     extravars: dict[str, Any] = {"dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S}
-    if binary is not None:
+    late_vars = None
+    if isinstance(binary, Path):
         extravars["slurm_exporter_binary_src"] = str(binary)
+    elif binary is not None:
+        wait_for = binary
+
+        def late_vars() -> dict[str, Any]:
+            return {"slurm_exporter_binary_src": str(wait_for())}
+
     extravars.update(prometheus_ui.install_vars(web_ui))
     specs = container_specs.slurm_containers(model)
     if ssh_keys is not None:
@@ -175,6 +204,7 @@ def render(
         blueprint_source=source,
         state_dirs=(contract.slurm_config_dir(model.name), contract.alerts_dir(model.name)),
         ssh=ssh_keys,
+        late_vars=late_vars,
     )
 
 
@@ -203,10 +233,12 @@ def shim_package(lab: str) -> Path:
     return lab_state_dir(lab) / "dcgm-shim.tar"
 
 
-def _exporter(options: SlurmUpOptions, progress: Progress) -> exporter.ExporterBuild | None:
-    """The exporter binary, before any container exists: a lab never comes up half without it."""
+def _exporter(options: SlurmUpOptions, state: Path, progress: Progress) -> exporter.ExporterBuild | None:
+    """The exporter binary (built beside the images and containers; provisioning waits for it, so a lab
+    never comes up half without it), its way recorded for `lab status`."""
     if not options.exporter:
         progress.say("the Slurm exporter is off (--no-exporter)")
+        (state / "exporter-status").write_text("off (lab up --no-exporter)\n", encoding="utf-8")
         return None
     built = exporter.ensure_binary(progress, options.exporter_source)
     if built.cached:
@@ -215,7 +247,14 @@ def _exporter(options: SlurmUpOptions, progress: Progress) -> exporter.ExporterB
         progress.say(
             f"slurm_exporter {versions.SLURM_EXPORTER_VERSION}: {built.how} in {built.seconds:.1f} s"
         )
+    (state / "exporter-status").write_text(f"{built.how} → {built.binary}\n", encoding="utf-8")
     return built
+
+
+def _binary(build: Future[exporter.ExporterBuild | None]) -> Path:
+    built = build.result()  # the build's own error, raised where the bring-up waits for it
+    assert built is not None  # submitted only with the exporter on
+    return built.binary
 
 
 KIND = SlurmKind()

@@ -183,12 +183,6 @@ def install_vars(built: UiBuild | None) -> dict[str, str]:
     return {INSTALL_VAR: str(built.tarball)} if built is not None else {}
 
 
-def facts(state: Path) -> dict[str, str]:
-    """The ``lab status`` line of a lab's web UI, once a ``lab up`` wrote it."""
-    status = state / STATUS_FILE
-    return {"prometheus_ui": status.read_text(encoding="utf-8").strip()} if status.is_file() else {}
-
-
 def _require_npm() -> None:
     missing = [tool for tool in ("node", "npm") if shutil.which(tool) is None]
     if missing:

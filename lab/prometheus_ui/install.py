@@ -69,6 +69,25 @@ def install(lab: str, source: Path | None, progress: Progress) -> build.UiBuild 
     return built
 
 
+def facts(lab: str) -> dict[str, str]:
+    """`lab status`'s web UI line, once a `lab up` wrote one; a background build that ended without
+    its last word (killed, the machine restarted) says so instead of "being built" for ever."""
+    if not status_file(lab).is_file():
+        return {}
+    line = status_file(lab).read_text(encoding="utf-8").strip()
+    if line.startswith("being built") and detached.running_pid(lab, NAME) is None:
+        line = (
+            f"the background build stopped before it was done (log {detached.log_file(lab, NAME)}); "
+            "`lab web-ui` builds and installs it"
+        )
+    return {"prometheus_ui": line}
+
+
+def pending(lab: str) -> bool:
+    """Whether the web UI is still being built or installed in the background."""
+    return detached.running_pid(lab, NAME) is not None
+
+
 def stop(lab: str) -> bool:
     """Stop a background build (`lab down`); True when one was running."""
     return detached.stop(lab, NAME)

@@ -49,8 +49,9 @@ def note_phase(lab: str, phase: str | None) -> None:
 
 
 def phase(lab: str) -> str | None:
-    """The running live workload's phase before its first job, or None (submitting, or not running)."""
-    if running_pid(lab) is None or not _phase_file(lab).exists():
+    """What the live workload last said before its first job (while it runs: what it waits for; once
+    it stopped: why), or None (it submits, or said nothing)."""
+    if not _phase_file(lab).exists():
         return None
     return _phase_file(lab).read_text(encoding="utf-8").strip()
 
@@ -63,6 +64,7 @@ def start(lab: str, blueprint: Path, submit_via: str = "pyslurm") -> int:
         return pid
     if pid is not None:
         stop(lab)
+    _phase_file(lab).unlink(missing_ok=True)  # why an earlier one stopped
     # The lab is the blueprint's `name`. Progress lines stay: the log is the record of what the
     # workload submitted and cancelled (`lab drill` reads it), a line or two per job.
     args = ["workload", "run", "--live", "--blueprint", str(blueprint), "--submit-via", submit_via]

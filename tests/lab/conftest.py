@@ -187,6 +187,9 @@ def default_lab(engine: docker.DockerClient) -> Iterator[Blueprint]:
     if not containers.lab_containers(engine, blueprint.name):
         run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT))
     _require_exporter(engine, blueprint)
+    # What `lab up` left building in the background (the web UI, the workload's pyslurm wheel) is
+    # finished first: stopping the workload mid-build would throw its wheel away.
+    run_lab("status", "--lab", blueprint.name, "--wait")
     was_running = background.stop(blueprint.name)
     cancel_workload_jobs(
         testinfra.get_host(f"docker://{contract.container_name(blueprint.name, 'controller')}")

@@ -26,9 +26,8 @@ import yaml
 from testinfra.host import Host
 
 from lab import contract, promql
-from lab.attach import status
 from lab.blueprint.slurm_blueprint import Blueprint, load
-from lab.bringup import containers, ssh
+from lab.bringup import containers, daemons, ssh
 from lab.contract import JOB_MAPPING_DIR
 from lab.paths import ANSIBLE_DIR, DEFAULT_BLUEPRINT, lab_state_dir
 
@@ -39,7 +38,7 @@ pytestmark = pytest.mark.lab
 LAB = "machines"
 PORTS = {"slurmrestd": 6823, "prometheus": 9094, "alertmanager": 9097, "slurm_exporter": 9354}
 # Every host's units, as `lab status` names them (tests below check each one's MainPID).
-UNITS = status.SYSTEMD_UNITS_BY_ROLE
+UNITS = daemons.SYSTEMD_UNITS_BY_ROLE
 # What reads slurm.conf (and so restarts when one of its values changes); everything else keeps running.
 SLURM_CONF_READERS = {"slurmctld", "slurmd", "slurmrestd"}
 

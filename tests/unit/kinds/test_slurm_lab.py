@@ -3,12 +3,15 @@ inventory with the lab's keys, and the lab's extra variables (the exporter's bin
 
 from pathlib import Path
 
+import pytest
+
 from lab import contract
 from lab.blueprint.slurm_blueprint import load
 from lab.bringup import container_specs
 from lab.bringup.keys import LabKeys
 from lab.kinds import slurm_lab
 from lab.paths import DEFAULT_BLUEPRINT
+from lab.workload import background
 
 KEYS = LabKeys(Path("/k/munge.key"), Path("/k/jwt.key"), Path("/k/db.pass"))
 
@@ -39,3 +42,53 @@ def test_a_slurm_lab_loads_the_dcgm_and_slurm_rules_and_keeps_its_alerts() -> No
     rendered = slurm_lab.render(model, DEFAULT_BLUEPRINT, KEYS, None)
     assert rendered.inventory["all"]["vars"]["prometheus_rule_areas"] == ["dcgm", "slurm"]
     assert contract.alerts_dir(model.name) in rendered.state_dirs  # made before the bind mount needs it
+
+
+def test_an_exporter_built_beside_the_bring_up_is_handed_to_provisioning_late() -> None:
+    waited: list[bool] = []
+
+    def binary() -> Path:
+        waited.append(True)
+        return Path("/cache/archive/slurm_exporter")
+
+    rendered = slurm_lab.render(load(DEFAULT_BLUEPRINT), DEFAULT_BLUEPRINT, KEYS, binary)
+    assert rendered.extravars == {"dcgm_health_check_interval": 30}
+    assert waited == []  # rendering does not wait for the build
+    assert rendered.late_vars is not None
+    assert rendered.late_vars() == {"slurm_exporter_binary_src": "/cache/archive/slurm_exporter"}
+    jobs = rendered.inventory["all"]["vars"]["prometheus_scrape_jobs"]
+    assert [job["name"] for job in jobs] == ["slurm", "dcgm"]
+
+
+def test_status_says_the_live_workload_waits_for_its_wheel_and_why_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AIFACTORY_LAB_STATE", str(tmp_path))
+    (tmp_path / "lab1").mkdir()
+    monkeypatch.setattr(background, "running_pid", lambda lab: 42)
+    monkeypatch.setattr(background, "submit_way", lambda lab: "pyslurm")
+    assert slurm_lab.workload_fact("lab1") == "live through pyslurm (pid 42)"
+    background.note_phase("lab1", "building pyslurm's wheel")
+    line = slurm_lab.workload_fact("lab1")
+    assert line.startswith(
+        "live through pyslurm (pid 42), not submitting yet: building pyslurm's wheel (since "
+    )
+    assert line.endswith("; jobs start when it is done")
+    background.note_phase("lab1", "pyslurm could not be had: no archive")
+    monkeypatch.setattr(background, "running_pid", lambda lab: None)
+    monkeypatch.setattr(background, "submit_way", lambda lab: None)
+    assert slurm_lab.workload_fact("lab1").startswith("stopped: pyslurm could not be had: no archive (since ")
+    background.note_phase("lab1", None)
+    assert slurm_lab.workload_fact("lab1") == "stopped"
+
+
+def test_a_missing_pyslurm_archive_stops_lab_up_before_anything_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(slurm_lab.pyslurm_wheel, "cached", lambda: None)
+    options = slurm_lab.SlurmUpOptions(pyslurm_source=tmp_path / "absent.tar.gz")
+    with pytest.raises(slurm_lab.LiveWorkloadError, match=r"absent\.tar\.gz") as raised:
+        slurm_lab._check_pyslurm(options)
+    assert "--submit-via slurmrestd" in str(raised.value)
+    slurm_lab._check_pyslurm(slurm_lab.SlurmUpOptions(pyslurm_source=tmp_path / "x", submit_via="slurmrestd"))
+    slurm_lab._check_pyslurm(slurm_lab.SlurmUpOptions(pyslurm_source=tmp_path / "x", workload=False))

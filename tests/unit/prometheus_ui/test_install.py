@@ -103,3 +103,16 @@ def test_the_playbook_runs_the_prometheus_roles_own_web_ui_tasks() -> None:
     task = plays[0]["tasks"][0]["ansible.builtin.include_role"]
     assert task == {"name": "prometheus", "tasks_from": "web_ui"}
     assert (ANSIBLE_DIR / "roles" / "prometheus" / "tasks" / "web_ui.yml").is_file()
+
+
+def test_status_says_while_the_ui_is_built_and_when_that_stopped_short(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    install.status_file("lab1").write_text("being built in the background since 08:00:00 (pid 7, log x)\n")
+    monkeypatch.setattr(install.detached, "running_pid", lambda lab, name: 7)
+    assert install.facts("lab1")["prometheus_ui"].startswith("being built in the background")
+    assert install.pending("lab1")
+    monkeypatch.setattr(install.detached, "running_pid", lambda lab, name: None)
+    line = install.facts("lab1")["prometheus_ui"]
+    assert line.startswith("the background build stopped before it was done") and "`lab web-ui`" in line
+    assert not install.pending("lab1")

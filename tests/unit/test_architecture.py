@@ -46,8 +46,10 @@ def layer_packages(text: str) -> set[str]:
 
 TEXT = ARCHITECTURE.read_text(encoding="utf-8")
 TABLES = module_tables(TEXT)
+# Every directory of lab/ that holds modules: a package without an __init__.py (a namespace package) is
+# a package still, and looking for __init__.py files alone would leave it out of the map.
 PACKAGES = sorted(
-    {path.parent for path in PACKAGE.rglob("__init__.py")} | {PACKAGE},
+    {path.parent for path in PACKAGE.rglob("*.py")} | {PACKAGE},
     key=lambda path: str(path),
 )
 

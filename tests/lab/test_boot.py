@@ -18,8 +18,9 @@ from lab import contract, promql
 from lab.attach import fault_record
 from lab.blueprint.slurm_blueprint import Blueprint
 from lab.bringup import containers
+from lab.paths import DEFAULT_BLUEPRINT
 
-from .conftest import all_scraped_up_since, wait_for
+from .conftest import all_scraped_up_since, run_lab, wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -112,3 +113,26 @@ def test_service_containers_boot_with_their_daemons_in_order(
     controller = host("controller")
     wait_for(lambda: controller.run("scontrol ping").stdout.count("is UP") == 1, 60, "slurmctld UP")
     wait_for(lambda: controller.run("sacct -n -X -S now-1hours -o JobID | head -1").rc == 0, 60, "accounting")
+
+
+def test_lab_up_on_an_unchanged_lab_skips_provisioning_and_a_stopped_daemon_makes_it_provision_again(
+    host: Callable[[str], Host], default_lab: Blueprint, request: pytest.FixtureRequest
+) -> None:
+    """The warm `lab up` (BENCHMARKS.md, "bring-up"): nothing changed, so Ansible does not run; a daemon
+    that stopped is something changed, and the next `lab up` provisions and starts it again."""
+    run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT), "--no-workload")  # whatever earlier tests changed
+    unchanged = run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT), "--no-workload")
+    assert "provisioning: nothing changed since the last run" in unchanged.stderr
+    assert "provisioning with Ansible" not in unchanged.stderr
+    restd = host("restd")
+    since = time.time()
+    with fault_record.fault(
+        default_lab.name, "daemon-stopped", "restd/slurmrestd", request.node.nodeid
+    ) as fault:
+        assert restd.run("/usr/local/sbin/lab-daemon stop slurmrestd").rc == 0
+        assert not _running(restd, ["slurmrestd"])
+        repaired = run_lab("up", "--blueprint", str(DEFAULT_BLUEPRINT), "--no-workload")
+        assert "provisioning again: not running: restd/slurmrestd" in repaired.stderr
+        assert "provisioning with Ansible: done" in repaired.stderr
+        assert _running(restd, ["slurmrestd"])
+        fault.settled = _settle(default_lab, since)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from lab.commands import access, alerts, capture, churn, drill, fault, lab_lifecycle, web_ui, workload
+from lab.commands import access, alerts, capture, churn, drill, egress, fault, lab_lifecycle, web_ui, workload
 
 app = typer.Typer(
     help=(
@@ -35,3 +35,4 @@ for _group in (lab_lifecycle.app, access.app, web_ui.app, drill.app, alerts.app,
 app.add_typer(workload.app, name="workload")
 app.add_typer(churn.app, name="churn")
 app.add_typer(fault.app, name="fault")
+app.add_typer(egress.app, name="egress")

@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 
 from lab import contract
 from lab.blueprint import strict
+from lab.blueprint.egress_spec import RunaiEgress
 from lab.blueprint.strict import Strict
 from lab.paths import BLUEPRINTS_DIR
 
@@ -189,6 +190,7 @@ class RunaiBlueprint(Strict):
     # Prometheus scrapes one DCGM target per node (dcgm-exporter runs on every GPU node). A scale
     # lab on a small host may leave them out: the driver still serves them, nothing scrapes them.
     scrape_dcgm: bool = True
+    egress: RunaiEgress = RunaiEgress()  # what crosses the site's fence (lab/egress)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> RunaiBlueprint:

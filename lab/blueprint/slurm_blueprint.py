@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from lab import contract
 from lab.blueprint import hostlist, strict
+from lab.blueprint.egress_spec import SlurmEgress
 from lab.blueprint.strict import Strict
 from lab.blueprint.workload_spec import WorkloadSpec
 
@@ -184,6 +185,7 @@ class Blueprint(Strict):
     drains: list[Drain] = Field(default_factory=list)
     ports: Ports = Ports()
     workload: WorkloadSpec | None = None
+    egress: SlurmEgress = SlurmEgress()  # what crosses the site's fence (lab/egress)
 
     @field_validator("partitions")
     @classmethod

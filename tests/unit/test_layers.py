@@ -26,6 +26,7 @@ LAYERS = {
     "lab.workload": 4,
     "lab.runai": 4,
     "lab.prometheus_ui": 4,
+    "lab.egress": 4,  # across the fence: pseudonyms, the egress key, the names a lab pseudonymises
     "lab.capture": 5,
     "lab.churn": 5,
     "lab.drill": 5,

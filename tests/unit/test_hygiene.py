@@ -24,7 +24,7 @@ PRIVATE_KEY = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")  # PEM: RSA,
 # Built with + so that this file does not contain what it looks for.
 HOST_PATHS = ("/work" + "/main", "/root" + "/", "/tmp" + "/ci")
 HOST_PATHS_ALLOWED_UNDER = ("captures/",)  # provenance headers name the paths they were taken with
-SECRET_NAMES = ("munge.key", "jwt*.key")
+SECRET_NAMES = ("munge.key", "jwt*.key", "hmac-sha256.key")  # the egress pseudonyms' key too
 
 
 @cache
@@ -66,7 +66,7 @@ def test_no_key_file_is_tracked() -> None:
         for name in tracked()
         if any(fnmatch.fnmatch(PurePosixPath(name).name, pattern) for pattern in SECRET_NAMES)
     ]
-    assert not keys, "munge or JWT key files are tracked:\n" + "\n".join(keys)
+    assert not keys, "munge, JWT or egress key files are tracked:\n" + "\n".join(keys)
 
 
 def test_no_private_key_is_tracked() -> None:

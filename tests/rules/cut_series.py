@@ -16,6 +16,12 @@ the faulted job, the pending user). Sources:
   attributes from kube-state-metrics' series of the failed pod. The time course there is the scenario's:
   the pod holds its GPU, then the XID and the pod's release in the same step (the worst case for naming it);
   a pending workload's wait grows by one second per second, which is what the series counts.
+- The egress tests (egress-*.test.yml) also read captures/journeys-throttle-slurm-24.11.5/,
+  captures/journeys-runai-kai-0.13.0/throttled/ and captures/default-slurm_exporter-1.8.4/ (ten scrapes of
+  the exporter, a minute apart). There a series gets its stale marker at every scrape of its target (its
+  `up` samples) that no longer has it, as Prometheus writes it, so a GPU's copy of its old holder ends
+  where the new holder's begins. No journey capture holds FB_USED, FB_FREE or GPU_TEMP: their series take
+  the captured GPU_UTIL series' labels and scrape instants, and values from the shim (_modelled_gpu_series).
 
 The expected alerts are built from the same captured labels, so a changed capture changes them.
 """
@@ -37,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from lab.blueprint.runai_blueprint import load as load_runai  # noqa: E402
+from lab.dcgm import h100  # noqa: E402
 from lab.kinds.runai_lab import scrape_jobs  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
@@ -631,12 +638,606 @@ def counter_value(series: dict[str, Any], window: Window, slot: int) -> str:
     return [v for t, v in series["values"] if window.slot(float(t)) <= slot][-1]
 
 
+# The egress set (ansible/roles/prometheus/files/rules/egress-*.yml): what may leave the site. Its tests
+# assert every output series exactly (labels and values), that a GPU's copies across a change of holder
+# (Slurm job or pod) collapse into one series per GPU, and that no output carries a holder's label.
+
+LOOKBACK = 300 // SCRAPE_S  # Prometheus' 5-minute lookback of an instant selector, in slots
+EGRESS_GPU = ("Hostname", "gpu", "UUID")
+HOLDERS = ("hpc_job", "pod", "namespace", "container")
+EGRESS_DCGM_CAPTURED = ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK")
+Cut = list[tuple[Labels, list[str | None]]]  # (labels, one value, "stale" or None per slot)
+
+
+def _gpu_record(family: str) -> str:
+    return f"Hostname_gpu_UUID:{family}:max"
+
+
+def _dcgm_file(family: str) -> str:
+    """The journey capture's file of a DCGM family: DCGM_FI_DEV_SM_CLOCK → dcgm-sm-clock.json."""
+    return f"dcgm-{family.removeprefix('DCGM_FI_DEV_').lower().replace('_', '-')}.json"
+
+
+def _scraped(up: Raw, window: Window) -> dict[str, set[int]]:
+    """The slots in which Prometheus scraped each target (its `up` samples)."""
+    return {s["metric"]["instance"]: {window.slot(float(t)) for t, _ in s["values"]} for s in up}
+
+
+def _cut_scraped(
+    window: Window, raw: Raw, keep: Callable[[Labels], bool], scraped: dict[str, set[int]]
+) -> Cut:
+    """Window.cut with the stale marker Prometheus writes at every scrape of the target that no longer
+    has the series (the scrape after the previous one), not only after its last sample: a GPU's copy
+    of its old holder goes stale at the scrape that shows the new one."""
+    out: Cut = []
+    for item in sorted(raw, key=lambda s: selector(s["metric"])):
+        if not keep(item["metric"]):
+            continue
+        slots: list[str | None] = [None] * window.count
+        for t, v in item["values"]:
+            index = window.slot(float(t))
+            if 0 <= index < window.count:
+                slots[index] = _number(v)
+        if all(value is None for value in slots):
+            continue
+        target = scraped[item["metric"]["instance"]]
+        for index in range(1, window.count):
+            if (
+                slots[index] is None
+                and slots[index - 1] not in (None, "stale")
+                and {index - 1, index} <= target
+            ):
+                slots[index] = "stale"
+        out.append((item["metric"], slots))
+    return out
+
+
+def _inputs(cut: Cut) -> list[dict[str, str]]:
+    series = []
+    for labels, slots in cut:
+        last = max(i for i, value in enumerate(slots) if value is not None)
+        series.append({"series": selector(labels), "values": values_notation(slots[: last + 1])})
+    return series
+
+
+def _live(slots: list[str | None], slot: int, where: str) -> float | None:
+    """An instant selector's value at ``slot``: the latest sample within the lookback, unless stale."""
+    for index in range(min(slot, len(slots) - 1), -1, -1):
+        value = slots[index]
+        if value is None:
+            continue
+        if value == "stale" or slot - index > LOOKBACK:
+            return None
+        if slot - index == LOOKBACK:
+            raise SystemExit(f"{where}: a sample exactly 5m old at slot {slot}; pick another evaluation slot")
+        return float(value)
+    return None
+
+
+def _sample_value(value: float) -> float | int:
+    return int(value) if value.is_integer() else value
+
+
+def _aggregate(
+    cut: Cut, slot: int, by: tuple[str, ...], op: Callable[[list[float]], float], where: str
+) -> dict[tuple[str, ...], float]:
+    groups: dict[tuple[str, ...], list[float]] = {}
+    for labels, slots in cut:
+        value = _live(slots, slot, where)
+        if value is not None:
+            groups.setdefault(tuple(labels.get(k, "") for k in by), []).append(value)
+    return {key: op(values) for key, values in groups.items()}
+
+
+def _exp(name: str, by: tuple[str, ...], groups: dict[tuple[str, ...], float]) -> list[dict[str, Any]]:
+    return [
+        {
+            "labels": selector({"__name__": name, **{k: v for k, v in zip(by, key, strict=True) if v}}),
+            "value": _sample_value(value),
+        }
+        for key, value in sorted(groups.items())
+    ]
+
+
+def _expr_test(expr: str, eval_time: str, samples: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"expr": expr, "eval_time": eval_time, "exp_samples": samples}
+
+
+def _egress_gpus(name: str, cuts: dict[str, Cut], changed: Labels, slots: list[int]) -> Test:
+    """One DCGM egress test: every GPU record at ``slots``; then, over the whole window, the ``changed``
+    GPU's input copies (one per holder) against its one output series, and no holder label anywhere."""
+    tests = []
+    for family, cut in cuts.items():
+        for slot in slots:
+            groups = _aggregate(cut, slot, EGRESS_GPU, max, f"{name}: {family}")
+            tests.append(
+                _expr_test(_gpu_record(family), at(slot), _exp(_gpu_record(family), EGRESS_GPU, groups))
+            )
+    end = slots[-1]
+    gpu = f'Hostname="{changed["Hostname"]}",gpu="{changed["gpu"]}"'
+    for family, cut in cuts.items():
+        copies = [
+            labels
+            for labels, _ in cut
+            if labels["Hostname"] == changed["Hostname"] and labels["gpu"] == changed["gpu"]
+        ]
+        if len({tuple(labels.get(k) for k in HOLDERS) for labels in copies}) < 2:
+            raise SystemExit(
+                f"{name}: {family} of GPU {changed['gpu']} has one holder only; no change to test"
+            )
+        # The GPU's copies, one per holder (and one for no holder) ...
+        tests.append(
+            _expr_test(
+                f"count(present_over_time({family}{{{gpu}}}[{end * SCRAPE_S}s]))",
+                at(end),
+                [{"labels": "{}", "value": len(copies)}],
+            )
+        )
+        # ... leave as one series of the GPU.
+        tests.append(
+            _expr_test(
+                f"present_over_time({_gpu_record(family)}{{{gpu}}}[{end * SCRAPE_S}s])",
+                at(end),
+                [{"labels": selector({"__name__": "", **{k: changed[k] for k in EGRESS_GPU}}), "value": 1}],
+            )
+        )
+    for holder in HOLDERS:
+        tests.append(
+            _expr_test(
+                f'present_over_time({{__name__=~"Hostname_gpu_UUID:.+",{holder}!=""}}[{end * SCRAPE_S}s])',
+                at(end),
+                [],
+            )
+        )
+    return {
+        "name": name,
+        "interval": f"{SCRAPE_S}s",
+        "input_series": [series for cut in cuts.values() for series in _inputs(cut)],
+        "promql_expr_test": tests,
+    }
+
+
+def _holder_slots(cut: Cut, changed: Labels) -> list[int]:
+    """The first slot of each copy of the changed GPU, and the window's last slot with a sample."""
+    firsts = {
+        min(i for i, v in enumerate(slots) if v not in (None, "stale"))
+        for labels, slots in cut
+        if labels["Hostname"] == changed["Hostname"] and labels["gpu"] == changed["gpu"]
+    }
+    last = max(i for _, slots in cut for i, v in enumerate(slots) if v not in (None, "stale"))
+    return sorted(firsts | {last})
+
+
+def _modelled_gpu_series(util: Raw, power: Raw) -> dict[str, Raw]:
+    """FB_USED, FB_FREE and GPU_TEMP for the captured GPUs: no journey capture holds them. Labels and
+    scrape instants are the captured GPU_UTIL series' (which holder each GPU had at each scrape); values:
+    FB_USED is drawn once per allocation and held while it runs (signals/dcgm.md), so a holder's copies
+    take one of the values the shim served on training GPUs in the preemption-storm capture
+    (runai_gpu_memory_used_mebibytes_per_gpu, the shim's FB_USED), and 0 without a holder; FB_FREE is the
+    shim's FB_TOTAL − FB_RESERVED − FB_USED; GPU_TEMP is the shim's steady state for the captured power of
+    the same scrape, idle temperature + C/W × (power − idle power) (lab/dcgm/h100.py), without its lag."""
+    driver = RUNAI_CAPTURE / "preemption-storm" / "metrics-runai-driver.txt"
+    used_values = sorted(
+        {
+            int(value)
+            for _, value in _exposition(driver, "runai", ["runai_gpu_memory_used_mebibytes_per_gpu"])
+            if value != "0"
+        },
+        reverse=True,
+    )
+    holders = sorted({tuple(s["metric"].get(k, "") for k in HOLDERS) for s in util} - {("",) * len(HOLDERS)})
+    if len(used_values) < len(holders):
+        raise SystemExit(f"{driver}: fewer FB_USED values than holders")
+
+    def gpu_and_holder(labels: Labels) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted((k, v) for k, v in labels.items() if k != "__name__"))
+
+    watts = {(gpu_and_holder(s["metric"]), t): float(v) for s in power for t, v in s["values"]}
+    out: dict[str, Raw] = {"DCGM_FI_DEV_FB_USED": [], "DCGM_FI_DEV_FB_FREE": [], "DCGM_FI_DEV_GPU_TEMP": []}
+    for s in util:
+        holder = tuple(s["metric"].get(k, "") for k in HOLDERS)
+        used = used_values[holders.index(holder)] if holder in holders else 0
+        free = h100.FB_TOTAL_MIB - h100.FB_RESERVED_MIB - used
+        key = gpu_and_holder(s["metric"])
+        for family, values in (
+            ("DCGM_FI_DEV_FB_USED", [[t, str(used)] for t, _ in s["values"]]),
+            ("DCGM_FI_DEV_FB_FREE", [[t, str(free)] for t, _ in s["values"]]),
+            (
+                "DCGM_FI_DEV_GPU_TEMP",
+                [
+                    [
+                        t,
+                        str(
+                            round(
+                                h100.GPU_TEMP_IDLE_C
+                                + h100.GPU_TEMP_C_PER_W * (watts[key, t] - h100.IDLE_POWER_W)
+                            )
+                        ),
+                    ]
+                    for t, _ in s["values"]
+                ],
+            ),
+        ):
+            out[family].append({"metric": {**s["metric"], "__name__": family}, "values": values})
+    return out
+
+
+def egress_dcgm() -> dict[str, Any]:
+    """Three captured changes of holder: Slurm jobs 2 → none → 3 on dgx-004's GPUs 0-3 (the throttled
+    journey, a power brake on GPU 1 later), Slurm job 28 → XID 79 → job 38 on dgx-001 (the failed-job
+    journey), and Run:ai pods on dgx-001 (the throttled Run:ai journey: a notebook, then a training
+    pod on GPU 7)."""
+    tests = []
+    # Slurm, the throttled journey: dgx-004's eight GPUs, the job's GPUs changing holder.
+    meta = _capture("window.json", THROTTLE_CAPTURE)
+    node = meta["nodes"][0]
+    raw = {
+        family: [s for s in _capture(_dcgm_file(family), THROTTLE_CAPTURE) if s["metric"]["Hostname"] == node]
+        for family in EGRESS_DCGM_CAPTURED
+    }
+    raw |= _modelled_gpu_series(raw["DCGM_FI_DEV_GPU_UTIL"], raw["DCGM_FI_DEV_POWER_USAGE"])
+    first = min(float(s["values"][0][0]) for s in raw["DCGM_FI_DEV_GPU_UTIL"])
+    window = Window(first - SCRAPE_S, meta["end"])
+    scraped = _scraped(_capture("up.json", THROTTLE_CAPTURE), window)
+    cuts = {family: _cut_scraped(window, series, lambda _: True, scraped) for family, series in raw.items()}
+    changed = {"Hostname": node, "gpu": "0"}
+    changed["UUID"] = next(
+        labels["UUID"] for labels, _ in cuts["DCGM_FI_DEV_GPU_UTIL"] if labels["gpu"] == "0"
+    )
+    jobs = sorted({labels["hpc_job"] for labels, _ in cuts["DCGM_FI_DEV_GPU_UTIL"] if "hpc_job" in labels})
+    tests.append(
+        _egress_gpus(
+            f"{node}: Slurm jobs {' → '.join(jobs)} on GPU 0, one series per GPU (captured; FB and "
+            "temperature modelled on the captured holders)",
+            cuts,
+            changed,
+            _holder_slots(cuts["DCGM_FI_DEV_GPU_UTIL"], changed),
+        )
+    )
+    # Slurm, the failed-job journey: the XID on a GPU of job 28, its GPUs before and after.
+    journey = _capture("window.json")
+    job, node = journey["jobs"][0], journey["nodes"][0]
+    xid, util = _capture("dcgm-xid-errors.json"), _capture("dcgm-gpu-util.json")
+    job_gpus = {
+        s["metric"]["gpu"]
+        for s in xid
+        if s["metric"].get("hpc_job") == job and s["metric"]["Hostname"] == node
+    }
+    faulted = _one(
+        xid,
+        lambda m: m["Hostname"] == node and m["gpu"] in job_gpus and m["err_code"] != "0",
+        f"an XID on job {job}",
+    )
+    mapped = _one(
+        xid, lambda m: m.get("hpc_job") == job and m["gpu"] == faulted["metric"]["gpu"], f"job {job}"
+    )
+    window = Window(float(mapped["values"][0][0]) - SCRAPE_S, journey["end"])
+    scraped = _scraped(_capture("up.json"), window)
+    on_job = lambda m: m["Hostname"] == node and m["gpu"] in job_gpus  # noqa: E731
+    cuts = {
+        "DCGM_FI_DEV_XID_ERRORS": _cut_scraped(window, xid, on_job, scraped),
+        "DCGM_FI_DEV_GPU_UTIL": _cut_scraped(window, util, on_job, scraped),
+    }
+    changed = {k: faulted["metric"][k] for k in EGRESS_GPU}
+    tests.append(
+        _egress_gpus(
+            f"{node}: XID {faulted['metric']['err_code']} on GPU {changed['gpu']} of Slurm job {job}, "
+            "one series per GPU (captured)",
+            cuts,
+            changed,
+            _holder_slots(cuts["DCGM_FI_DEV_XID_ERRORS"], changed),
+        )
+    )
+    # Run:ai, the throttled journey: pods on dgx-001's GPUs, GPU 7 held by a notebook, then by training.
+    scenario = ROOT / "captures" / "journeys-runai-kai-0.13.0" / "throttled"
+    meta = _capture("window.json", scenario)
+    node = meta["nodes"][0]
+    raw = {
+        family: [s for s in _capture(_dcgm_file(family), scenario) if s["metric"]["Hostname"] == node]
+        for family in EGRESS_DCGM_CAPTURED
+    }
+    first = min(float(s["values"][0][0]) for s in raw["DCGM_FI_DEV_GPU_UTIL"])
+    window = Window(first - SCRAPE_S, meta["end"])
+    scraped = _scraped(_capture("up.json", scenario), window)
+    cuts = {family: _cut_scraped(window, series, lambda _: True, scraped) for family, series in raw.items()}
+    by_gpu: dict[str, set[str]] = {}
+    for labels, _ in cuts["DCGM_FI_DEV_GPU_UTIL"]:
+        by_gpu.setdefault(labels["gpu"], set()).add(labels.get("pod", ""))
+    gpu_index = max(by_gpu, key=lambda g: (len(by_gpu[g]), int(g)))
+    changed = {"Hostname": node, "gpu": gpu_index}
+    changed["UUID"] = next(
+        labels["UUID"] for labels, _ in cuts["DCGM_FI_DEV_GPU_UTIL"] if labels["gpu"] == gpu_index
+    )
+    pods = sorted(p for p in by_gpu[gpu_index] if p)
+    tests.append(
+        _egress_gpus(
+            f"{node}: pods {', '.join(pods)} on GPU {gpu_index}, one series per GPU, "
+            "no pod labels (captured)",
+            cuts,
+            changed,
+            _holder_slots(cuts["DCGM_FI_DEV_GPU_UTIL"], changed),
+        )
+    )
+    return _test_file(["egress-dcgm.yml"], tests)
+
+
+# The Slurm egress records: (record, source family, labels kept, aggregation), as egress-slurm.yml has them.
+EGRESS_SLURM: list[tuple[str, str, tuple[str, ...], Callable[[list[float]], float]]] = [
+    *(
+        (f"partition:{family}:sum", family, ("partition",), sum)
+        for family in (
+            "slurm_partition_cpus_allocated",
+            "slurm_partition_cpus_total",
+            "slurm_partition_gpus_allocated",
+            "slurm_partition_gpus_idle",
+            "slurm_partition_jobs_pending",
+            "slurm_partition_jobs_running",
+            "slurm_nodes_alloc",
+            "slurm_nodes_mix",
+            "slurm_nodes_idle",
+            "slurm_nodes_drain",
+            "slurm_nodes_down",
+        )
+    ),
+    ("node_status:slurm_node_status:max", "slurm_node_status", ("node", "status"), max),
+    ("partition_reason:slurm_queue_pending:sum", "slurm_queue_pending", ("partition", "reason"), sum),
+    ("cluster:slurm_gpus_total:sum", "slurm_gpus_total", (), sum),
+    ("cluster:slurm_gpus_alloc:sum", "slurm_gpus_alloc", (), sum),
+    *(
+        (f"cluster:{family}:max", family, (), max)
+        for family in (
+            "slurm_scheduler_threads",
+            "slurm_scheduler_queue_size",
+            "slurm_scheduler_dbd_queue_size",
+            "slurm_scheduler_mean_cycle",
+            "slurm_scheduler_cycle_per_minute",
+            "slurm_scheduler_backfill_mean_cycle",
+        )
+    ),
+]
+SLURM_SCRAPES = ROOT / "captures" / "default-slurm_exporter-1.8.4" / "slurm" / "controller_9341.prom"
+LABEL_PAIR = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def _reason_code(labels: Labels) -> Labels:
+    """label_replace(…, "reason", "$1", "reason", "([^,]+),.*"): squeue's reason code before the detail."""
+    match = re.fullmatch(r"([^,]+),.*", labels.get("reason", ""), re.DOTALL)
+    return {**labels, "reason": match.group(1)} if match else labels
+
+
+def _slurm_expectations(
+    cuts: dict[str, Cut], slots: list[int], when: Callable[[int], str], where: str
+) -> list[dict[str, Any]]:
+    tests = []
+    for record, family, by, op in EGRESS_SLURM:
+        if family not in cuts:
+            continue
+        cut = [(_reason_code(labels), values) for labels, values in cuts[family]]
+        for slot in slots:
+            tests.append(
+                _expr_test(record, when(slot), _exp(record, by, _aggregate(cut, slot, by, op, where)))
+            )
+    return tests
+
+
+def _scrapes(path: Path) -> tuple[Labels, list[dict[str, str]]]:
+    """The target labels Prometheus adds (the capture's `# target:` line) and each scrape's samples."""
+    text = path.read_text(encoding="utf-8")
+    header = re.search(r"^# target: (\S+) (\S+)", text, re.M)
+    if header is None:
+        raise SystemExit(f"{path}: no `# target:` line")
+    target = dict(word.split("=", 1) for word in header.groups())
+    line = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$")
+    scrapes: list[dict[str, str]] = []
+    for row in text.splitlines():
+        if row.startswith("# scrape at "):
+            scrapes.append({})
+        elif scrapes and (match := line.match(row)):
+            labels = {"__name__": match.group(1), **dict(LABEL_PAIR.findall(match.group(2) or "")), **target}
+            scrapes[-1][selector(labels)] = _number(match.group(3))
+    return target, scrapes
+
+
+def egress_slurm() -> dict[str, Any]:
+    """The exporter's ten scrapes on the default lab (one a minute: partitions, node states, GPUs,
+    scheduler health), and the failed-job journey's raw samples (the queue with a job held by a drained
+    node, nodes drained by XIDs and resumed)."""
+    _, scrapes = _scrapes(SLURM_SCRAPES)
+    families = {family for _, family, _, _ in EGRESS_SLURM}
+    names = sorted({name for scrape in scrapes for name in scrape if name.split("{")[0] in families})
+    step = 60  # the capture's interval (captures/default-slurm_exporter-1.8.4/README.md)
+    cuts: dict[str, Cut] = {}
+    for name in names:
+        slots: list[str | None] = [scrape.get(name) for scrape in scrapes]
+        for index in range(1, len(slots)):
+            if slots[index] is None and slots[index - 1] not in (None, "stale"):
+                slots[index] = "stale"
+        labels = {"__name__": name.split("{")[0], **dict(LABEL_PAIR.findall(name))}
+        cuts.setdefault(labels["__name__"], []).append((labels, slots))
+    first_last = [0, len(scrapes) - 1]
+    scraped = {
+        "name": f"the exporter on the default lab, {len(scrapes)} scrapes a minute apart: per partition, "
+        "per node, per cluster (captured)",
+        "interval": f"{step}s",
+        "input_series": [series for cut in cuts.values() for series in _inputs(cut)],
+        "promql_expr_test": _slurm_expectations(
+            cuts, first_last, lambda slot: f"{slot * step}s", str(SLURM_SCRAPES)
+        ),
+    }
+    # The journey: queue, drains and node states as Prometheus stored them, every 15 s.
+    journey = _capture("window.json")
+    raw = {
+        family: _capture(f"{family.replace('_', '-')}.json")
+        for family in (
+            "slurm_queue_pending",
+            "slurm_partition_jobs_pending",
+            "slurm_nodes_drain",
+            "slurm_node_status",
+        )
+    }
+    first = min(float(s["values"][0][0]) for series in raw.values() for s in series)
+    window = Window(first - SCRAPE_S, journey["end"])
+    up = _scraped(_capture("up.json"), window)
+    cuts = {family: _cut_scraped(window, series, lambda _: True, up) for family, series in raw.items()}
+    # Each pending series' first slot, each drained node's, and the window's last scrape.
+    starts = {
+        min(i for i, v in enumerate(slots) if v not in (None, "stale"))
+        for family in ("slurm_queue_pending", "slurm_node_status")
+        for labels, slots in cuts[family]
+        if family == "slurm_queue_pending" or labels["status"].startswith("drain")
+    }
+    last = max(
+        i
+        for cut in cuts.values()
+        for _, slots in cut
+        for i, v in enumerate(slots)
+        if v not in (None, "stale")
+    )
+    slots = sorted(starts | {last})
+    users = sorted({labels["user"] for labels, _ in cuts["slurm_queue_pending"]})
+    stored = {
+        "name": f"the failed-job journey: jobs of {', '.join(users)} pending, nodes drained and resumed; "
+        "no user leaves (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": [series for cut in cuts.values() for series in _inputs(cut)],
+        "promql_expr_test": _slurm_expectations(cuts, slots, at, str(SLURM_CAPTURE))
+        + [
+            _expr_test(
+                f'present_over_time({{__name__=~".+:slurm_.+",{label}!=""}}[{last * SCRAPE_S}s])',
+                at(last),
+                [],
+            )
+            for label in ("user", "account", "since")
+        ],
+    }
+    return _test_file(["egress-slurm.yml"], [scraped, stored])
+
+
+# The Run:ai egress records' inputs, from the driver's scrape of a scenario.
+EGRESS_RUNAI_FAMILIES = (
+    "runai_allocated_gpu_count_per_project",
+    "runai_project_guaranteed_gpus",
+    "runai_project_info",
+    "runai_requested_gpus_per_workload",
+    "runai_wait_time_seconds_per_workload",
+    "runai_run_time_seconds_per_workload",
+)
+
+
+def _egress_runai_scenario(scenario: str, slots: int) -> Test:
+    """One scrape of the driver at the end of a scenario, held for ``slots`` scrapes; a workload that
+    never ran (run time 0) is still pending, so its wait grows by one second per second (what the series
+    counts), the others' stays. Expected at the first scrape (no minute of wait yet: nothing pending,
+    every project and department at 0) and at the last."""
+    driver = RUNAI_CAPTURE / scenario / "metrics-runai-driver.txt"
+    items = _exposition(driver, "runai", EGRESS_RUNAI_FAMILIES)
+    never_ran = {
+        labels["workload_id"]
+        for labels, value in _family(items, "runai_run_time_seconds_per_workload")
+        if value == "0"
+    }
+    series = []
+    for labels, value in items:
+        if labels["__name__"] == "runai_run_time_seconds_per_workload":
+            continue
+        grows = (
+            labels["__name__"] == "runai_wait_time_seconds_per_workload"
+            and labels["workload_id"] in never_ran
+        )
+        series.append({"series": selector(labels), "values": f"{value}+{SCRAPE_S if grows else 0}x{slots}"})
+    department = {
+        (labels["clusterId"], labels["project"]): labels["department"]
+        for labels, _ in _family(items, "runai_project_info")
+    }
+    projects = sorted(department)
+    pending = [
+        (labels, float(value))
+        for labels, value in _family(items, "runai_requested_gpus_per_workload")
+        if labels["workload_id"] in never_ran
+    ]
+
+    def by_project(
+        rows: Iterable[tuple[Labels, float]], op: Callable[[list[float]], float]
+    ) -> dict[tuple[str, str], float]:
+        groups: dict[tuple[str, str], list[float]] = {}
+        for labels, value in rows:
+            groups.setdefault((labels["clusterId"], labels["project"]), []).append(value)
+        return {key: op(values) for key, values in groups.items()}
+
+    def by_department(groups: dict[tuple[str, str], float]) -> dict[tuple[str, str], float]:
+        out: dict[tuple[str, str], float] = {}
+        for (cluster, project), value in groups.items():
+            key = (cluster, department[(cluster, project)])
+            out[key] = out.get(key, 0.0) + value
+        return out
+
+    def zero_filled(groups: dict[tuple[str, str], float], level: str) -> dict[tuple[str, str], float]:
+        keys = set(department) if level == "project" else {(c, d) for (c, _), d in department.items()}
+        return {key: groups.get(key, 0.0) for key in keys}
+
+    def figure(name: str) -> dict[tuple[str, str], float]:
+        return by_project(((labels, float(value)) for labels, value in _family(items, name)), sum)
+
+    allocated, quota = (
+        figure("runai_allocated_gpu_count_per_project"),
+        figure("runai_project_guaranteed_gpus"),
+    )
+    tests = []
+    for slot in (0, slots):
+        waiting = pending if slot else []
+        count = by_project(((labels, 1.0) for labels, _ in waiting), sum)
+        gpus = by_project(waiting, sum)
+        figures = {
+            "clusterId_project:runai_allocated_gpu_count_per_project:sum": allocated,
+            "clusterId_department:runai_allocated_gpu_count_per_project:sum": by_department(allocated),
+            "clusterId_project:runai_project_guaranteed_gpus:sum": quota,
+            "clusterId_department:runai_project_guaranteed_gpus:sum": by_department(quota),
+            "clusterId_project:runai_wait_time_seconds_per_workload:count_pending": zero_filled(
+                count, "project"
+            ),
+            "clusterId_department:runai_wait_time_seconds_per_workload:count_pending": zero_filled(
+                by_department(count), "department"
+            ),
+            "clusterId_project:runai_requested_gpus_per_workload:sum_pending": zero_filled(gpus, "project"),
+            "clusterId_department:runai_requested_gpus_per_workload:sum_pending": zero_filled(
+                by_department(gpus), "department"
+            ),
+        }
+        for record, groups in figures.items():
+            level = ("clusterId", record.split(":")[0].split("_", 1)[1])
+            tests.append(_expr_test(record, at(slot), _exp(record, level, groups)))
+    tests += [
+        _expr_test(f'{{__name__=~"clusterId_.+:runai_.+",{label}!=""}}', at(slots), [])
+        for label in ("workload_id", "workload_name", "user", "pod_name", "job_name")
+    ]
+    return {
+        "name": f"{scenario}: {len(projects)} projects, {len(never_ran)} of "
+        f"{len(_family(items, 'runai_wait_time_seconds_per_workload'))} workloads pending (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": series,
+        "promql_expr_test": tests,
+    }
+
+
+def egress_runai() -> dict[str, Any]:
+    """quota-exhaustion (team-c floods non-preemptible builds over its quota) and preemption-storm
+    (team-a borrows the pool, team-b's claims reclaim it): allocation, quota and pending per project and
+    department."""
+    return _test_file(
+        ["egress-runai.yml"],
+        [_egress_runai_scenario("quota-exhaustion", 8), _egress_runai_scenario("preemption-storm", 8)],
+    )
+
+
 FILES = {
     "gpu-fault-slurm.test.yml": gpu_fault_slurm,
     "starved-slurm.test.yml": starved_slurm,
     "throttled-slurm.test.yml": throttled_slurm,
     "gpu-fault-runai.test.yml": gpu_fault_runai,
     "starved-runai.test.yml": starved_runai,
+    "egress-dcgm.test.yml": egress_dcgm,
+    "egress-slurm.test.yml": egress_slurm,
+    "egress-runai.test.yml": egress_runai,
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,11 @@ class SlurmKind:
             hosts = host_kind(model, options.hosts)
             lab_keys = keys.ensure(state / "keys")
             _check_pyslurm(options)
-            exporter_build = pool.submit(_exporter, options, state, progress) if options.exporter else None
-            if exporter_build is None:
+            binary: Callable[[], Path] | None = None
+            if options.exporter:  # built beside the images and containers; provisioning waits for it
+                exporter_build = pool.submit(_exporter, options, state, progress)
+                binary = partial(_binary, exporter_build)
+            else:
                 _exporter(options, state, progress)
             web_ui = ui_install.for_bring_up(model.name, progress)
             ssh_keys = None
@@ -97,9 +101,9 @@ class SlurmKind:
                 names = [spec.hostname for spec in container_specs.slurm_containers(model)]
                 ssh_keys = ssh.ensure(state / "keys" / "ssh", names)
                 images.write_tar(
-                    shim_package(model.name), images.package_files(("dcgm",), images.IMAGE_MODULES)
+                    shim_package(model.name),
+                    images.package_files(images.IMAGE_PACKAGES["node"], images.IMAGE_MODULES),
                 )
-            binary = (lambda: _binary(exporter_build)) if exporter_build is not None else None
             rendered = render(model, source, lab_keys, binary, ssh_keys, web_ui)
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
         if web_ui is None:

@@ -12,14 +12,11 @@ from typing import Any
 
 import docker
 
-from lab.bringup import containers, daemons, engine, images, keys, lock, ssh
+from lab.bringup import containers, daemons, engine, images, keys, lock, provision, ssh
 from lab.bringup.container_specs import ContainerSpec
 from lab.bringup.provision import ProvisionError, inputs_digest, private_dir, run_playbook, write_hosts
 from lab.paths import lab_state_dir, state_root
 from lab.progress import Progress
-
-# The inputs digest of the lab's last provisioning that succeeded (in its Ansible directory).
-PROVISIONED = "provisioned.digest"
 
 
 @dataclass(frozen=True)
@@ -63,24 +60,20 @@ def bring_up(
     try:
         extravars = {**rendered.extravars, **(rendered.late_vars() if rendered.late_vars else {})}
         digest = inputs_digest(inventory, extravars)
-        if unchanged and _provisioned_with(private, digest) and _all_running(client, rendered, progress):
+        same = provision.provisioned_digest(private) == digest
+        if unchanged and same and _all_running(client, rendered, progress):
             progress.say("provisioning: nothing changed since the last run (containers, inputs, daemons)")
         else:
-            (private / PROVISIONED).unlink(missing_ok=True)
+            provision.forget_provisioned(private)
             with progress.step("provisioning with Ansible"):
                 run_playbook(private, hosts, extravars, progress)
-            (private / PROVISIONED).write_text(digest + "\n", encoding="ascii")
+            provision.record_provisioned(private, inventory, extravars)
     except Exception:
         if not keep_on_failure:
             progress.say("bring-up failed: removing the lab's containers (--keep-on-failure keeps them)")
             containers.down(client, rendered.name, purge=False, progress=progress)
         raise
     shutil.copyfile(rendered.blueprint_source, state / "blueprint.yaml")
-
-
-def _provisioned_with(private: Path, digest: str) -> bool:
-    record = private / PROVISIONED
-    return record.is_file() and record.read_text(encoding="ascii").strip() == digest
 
 
 def _all_running(client: docker.DockerClient, rendered: Rendered, progress: Progress) -> bool:

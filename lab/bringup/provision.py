@@ -84,6 +84,40 @@ def _path_values(document: Any) -> Iterator[str]:
         yield document
 
 
+# The lab's last provisioning that succeeded: its inputs and their digest (in its Ansible directory).
+PROVISIONED = "provisioned.json"
+
+
+def provisioned_digest(private: Path) -> str | None:
+    record = private / PROVISIONED
+    return str(json.loads(record.read_text(encoding="utf-8"))["digest"]) if record.is_file() else None
+
+
+def record_provisioned(private: Path, inventory: dict[str, Any], extravars: dict[str, Any]) -> None:
+    record = {"digest": inputs_digest(inventory, extravars), "inventory": inventory, "extravars": extravars}
+    temporary = private / f".{PROVISIONED}.tmp"
+    temporary.write_text(json.dumps(record, indent=1, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    temporary.replace(private / PROVISIONED)
+
+
+def forget_provisioned(private: Path) -> None:
+    (private / PROVISIONED).unlink(missing_ok=True)
+
+
+def amend_provisioned(private: Path, added: dict[str, Any]) -> bool:
+    """After a playbook that did, on a provisioned lab, exactly what site.yml would do with ``added``
+    among its extra vars (the web UI's tasks with its tarball): the record says so, so the next
+    `lab up` finds nothing to do. Nothing is recorded unless the record still describes the lab."""
+    record = private / PROVISIONED
+    if not record.is_file():
+        return False
+    data = json.loads(record.read_text(encoding="utf-8"))
+    if data["digest"] != inputs_digest(data["inventory"], data["extravars"]):
+        return False  # ansible/ or a file it names changed since: a full run is due anyway
+    record_provisioned(private, data["inventory"], {**data["extravars"], **added})
+    return True
+
+
 def private_dir(lab: str) -> Path:
     """Where a lab's Ansible runs keep their inventory (``inventory/hosts.yml``) and artifacts."""
     return lab_state_dir(lab) / "ansible"

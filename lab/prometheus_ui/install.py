@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lab import versions
 from lab.attach import detached
-from lab.bringup.provision import private_dir, run_playbook
+from lab.bringup.provision import amend_provisioned, private_dir, run_playbook
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build
@@ -65,6 +65,9 @@ def install(lab: str, source: Path | None, progress: Progress) -> build.UiBuild 
         raise FileNotFoundError(f"{hosts}: lab '{lab}' has no inventory. Fix: `lab up` first.")
     with progress.step("the web UI on the Prometheus host"):
         run_playbook(private, hosts, build.install_vars(built), progress, playbook=PLAYBOOK)
+    # The role's web UI tasks are all that its tarball variable changes: the lab is now as a full
+    # provisioning with it would leave it, and the next `lab up` need not run Ansible for it.
+    amend_provisioned(private, build.install_vars(built))
     status_file(lab).write_text(f"{built.how} → {built.tarball} (installed)\n", encoding="utf-8")
     return built
 

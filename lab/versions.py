@@ -65,3 +65,25 @@ TRAINING_OPERATOR_MODULE = "github.com/kubeflow/training-operator"
 TRAINING_OPERATOR_VERSION = "v1.9.3"
 # etcd: Debian trixie's package in the Run:ai image (no build).
 ETCD_DEB_PACKAGE = "etcd-server"
+# The site's centre beyond the fence (lab/central/builds.py): the central stores and the egress gateway,
+# built on the host once per version set and cached. Each pin was checked against the module proxy here
+# (2026-12-06): `go list -m -versions` lists it, and `go list -m -json` and `go mod download -json` of
+# <module>@<version> serve it (the release times below are the proxy's).
+# VictoriaMetrics single-node, the central metrics store, and vmalert, its rules, from the same module;
+# Apache-2.0 (the module's LICENSE). The proxy lists v1.151.0 (2026-08-28; go.mod: go 1.26.6) to v1.154.1.
+VICTORIA_METRICS_MODULE = "github.com/VictoriaMetrics/VictoriaMetrics"
+VICTORIA_METRICS_VERSION = "v1.151.0"
+# VictoriaLogs, the central log store; Apache-2.0. The proxy lists v1.52.1 and v1.52.2 (2026-07-16; go.mod:
+# go 1.26.5). It takes OTLP/HTTP logs in protobuf at /insert/opentelemetry/v1/logs (signals/egress.md).
+VICTORIA_LOGS_MODULE = "github.com/VictoriaMetrics/VictoriaLogs"
+VICTORIA_LOGS_VERSION = "v1.52.2"
+# The egress gateway: an OpenTelemetry Collector made by the collector's own builder; Apache-2.0. Every
+# collector module at one release: core v0.165.0 (2026-11-06; go.mod: go 1.26.0; the builder of that
+# release), its stable modules v1.71.0 (the confmap providers; the builder's own default at v0.165.0,
+# internal/builder/config.go), contrib v0.165.1 (2026-11-09), the newest each lists here.
+OTELCOL_BUILDER_MODULE = "go.opentelemetry.io/collector/cmd/builder"
+OTELCOL_CORE_MODULE = "go.opentelemetry.io/collector"
+OTELCOL_CORE_VERSION = "v0.165.0"
+OTELCOL_CORE_STABLE_VERSION = "v1.71.0"
+OTELCOL_CONTRIB_MODULE = "github.com/open-telemetry/opentelemetry-collector-contrib"
+OTELCOL_CONTRIB_VERSION = "v0.165.1"

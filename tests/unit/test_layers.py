@@ -33,6 +33,7 @@ LAYERS = {
     "lab.alerts": 5,
     "lab.kube": 5,  # the Kubernetes path in the Run:ai container: composes lab.runai and lab.dcgm
     "lab.kube_host": 5,  # what the host makes for it: binaries, certificates
+    "lab.central": 5,  # the site's centre beyond the fence, on the host: its stores' and gateway's builds
     "lab.kinds": 6,
     "lab.commands": 7,  # the command line: one module per command group, mounted by lab.cli
 }

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab import versions
+from lab import build_step, versions
 from lab.central import collector_manifest
 from lab.paths import state_root
 from lab.progress import Progress
@@ -296,11 +296,4 @@ def _hit(entry: Path, binary: str) -> Path | None:
 def _run(
     argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: float
 ) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            list(argv), cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=timeout_s, check=False
-        )
-    except subprocess.TimeoutExpired as error:
-        raise BuildError(f"`{' '.join(argv)}` took longer than {timeout_s:.0f} s") from error
-    except FileNotFoundError as error:
-        raise BuildError(f"`{argv[0]}` not found: {error}") from error
+    return build_step.run(argv, cwd, env, timeout_s, BuildError)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab import archives, versions
+from lab import archives, build_step, versions
 from lab.paths import PROJECT_ROOT, state_root
 from lab.progress import Progress
 
@@ -224,14 +224,7 @@ def _env() -> dict[str, str]:
 def _run(
     argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout_s: float
 ) -> subprocess.CompletedProcess[str]:
-    try:
-        return subprocess.run(
-            list(argv), cwd=cwd, env=dict(env), capture_output=True, text=True, timeout=timeout_s, check=False
-        )
-    except subprocess.TimeoutExpired as error:
-        raise UiError(f"`{' '.join(argv)}` took longer than {timeout_s:.0f} s") from error
-    except FileNotFoundError as error:
-        raise UiError(f"`{argv[0]}` not found: {error}") from error
+    return build_step.run(argv, cwd, env, timeout_s, UiError)
 
 
 def _pack(react: Path, tarball: Path) -> None:

@@ -2,8 +2,9 @@
 
 Deterministic per (node, GPU index), so restarts and rack containers agree and series keep their
 identity. UUIDs have the format DCGM reports (``GPU-`` + 8-4-4-4-12 hex, e.g.
-``GPU-8b2281de-6d3c-22ed-0ec8-d3b864870b8b`` in dcgm-exporter issue #490) and are derived from a
-hash of node and index, never random. PCI bus ids follow an 8-GPU HGX H100 baseboard, so, as on real
+``GPU-8b2281de-6d3c-22ed-0ec8-d3b864870b8b`` in the H100 scrape at
+github.com/NVIDIA/dcgm-exporter/issues/490) and are derived from a hash of node and index, never
+random. PCI bus ids follow an 8-GPU HGX H100 baseboard, so, as on real
 DGX/HGX H100 fleets, GPU N has the same bus id on every node.
 """
 

@@ -2,14 +2,14 @@
 
 Sources: NVIDIA H100 Tensor Core GPU datasheet (SXM5 column); nvidia-smi captures of 8x H100 SXM
 HGX servers in NVIDIA/nccl issues #1264 (driver 550.54.15) and #1967 (driver 560.35.03); a real
-dcgm-exporter scrape of an H100 in NVIDIA/dcgm-exporter issue #490. Values marked PENDING have no
+dcgm-exporter scrape of an H100 at github.com/NVIDIA/dcgm-exporter/issues/490. Values marked PENDING have no
 capture yet; signals/dcgm.md lists them.
 """
 
 from __future__ import annotations
 
-# modelName as DCGM reports it: "NVIDIA H100 80GB HBM3" in dcgm-exporter issue #490 and in the
-# nvidia-smi Name column of nccl #1264/#1967.
+# modelName as DCGM reports it: "NVIDIA H100 80GB HBM3" in the H100 scrape at
+# github.com/NVIDIA/dcgm-exporter/issues/490 and in the nvidia-smi Name column of nccl #1264/#1967.
 MODEL_NAME = "NVIDIA H100 80GB HBM3"
 
 # DCGM_FI_DRIVER_VERSION="580.95.05" in a real late-2025 dcgm-exporter scrape of an H100 (vGPU

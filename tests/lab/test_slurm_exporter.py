@@ -228,8 +228,9 @@ def test_no_exporter_series_carries_a_job_id(prometheus: str, queued_jobs: dict[
 
 
 def test_terminal_job_states_read_zero_in_v1_8_4(prometheus: str, host: Callable[[str], Host]) -> None:
-    """slurm_exporter defect (issue #27, PR #161; fixed after the tag): squeue runs without
-    --states=all, so a completed job is in sacct but never in slurm_jobs_completed."""
+    """slurm_exporter defect (github.com/SckyzO/slurm_exporter/issues/27, pull 161; fixed after the
+    tag): squeue runs without --states=all, so a completed job is in sacct but never in
+    slurm_jobs_completed."""
     controller = host("controller")
     job = controller.check_output('su - frank -c "sbatch --parsable --time=1 --output=/dev/null --wrap true"')
     wait_for(

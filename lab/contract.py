@@ -29,6 +29,10 @@ RUNAI_API_PORT = 9590  # the Run:ai driver's runai_* /metrics (docs/runai.md)
 RUNAI_REST_PORT = 9589
 RUNAI_DCGM_FIRST_PORT = 9591  # node i of a Run:ai blueprint serves its DCGM target on 9591 + i
 KUBE_APISERVER_PORT = 6443  # kube-apiserver's --secure-port default, in the Run:ai lab's container
+# The site's centre beyond the fence (signals/egress.md), in its own container: VictoriaMetrics'
+# and VictoriaLogs' default -httpListenAddr ports (:8428, :9428).
+VICTORIA_METRICS_PORT = 8428
+VICTORIA_LOGS_PORT = 9428
 
 # The other Kubernetes processes of the Run:ai lab (lab/kube/controlplane.py), in its container and never
 # published. KAI's binaries (v0.13.0 cmd/*/app/options.go), kube-state-metrics and the training operator
@@ -94,6 +98,11 @@ KUBE_BUILD_MOUNT = (
 KUBE_PKI_MOUNT = "/etc/kubernetes/pki"  # host → Run:ai container, read-only: the lab's certificates
 # Host → Run:ai container, read-only: the REST API's application credentials and token signing key.
 RUNAI_REST_KEYS_MOUNT = "/etc/aifactory-lab/runai-rest"
+# Host → the egress gateway's container, read-only: the lab's pseudonym key (lab.egress.key), a directory
+# so that `lab egress rotate-key`'s atomic replacement is seen inside.
+EGRESS_KEY_MOUNT = "/etc/aifactory-lab/egress-key"
+EGRESS_STATE_DIR = "/var/lib/otelcol-lab"  # the gateway's queues and file offsets (file_storage), a volume
+CENTRAL_DATA_DIR = "/var/lib/central"  # the centre's stores' data (victoria-metrics/, victoria-logs/)
 JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
 # Host → Slurm containers, read-only: slurm.conf, gres.conf and cgroup.conf, rendered once per lab. The
 # images link /etc/slurm/<file> here, so every daemon and client finds them at Debian's usual path.
@@ -117,6 +126,8 @@ SERVICE_BY_PORT = {
     RUNAI_API_PORT: "runai",
     RUNAI_REST_PORT: "runai-rest",
     KUBE_APISERVER_PORT: "kube-apiserver",
+    VICTORIA_METRICS_PORT: "central-metrics",
+    VICTORIA_LOGS_PORT: "central-logs",
 }
 
 ANSIBLE_VARS_FILE = paths.ANSIBLE_DIR / "group_vars" / "all" / "contract.yml"
@@ -167,6 +178,11 @@ def alerts_dir(lab: str) -> Path:
     return paths.lab_state_dir(lab) / "alerts"
 
 
+def egress_key_dir(lab: str) -> Path:
+    """The host side of EGRESS_KEY_MOUNT (lab.egress.key keeps the key file there)."""
+    return paths.lab_state_dir(lab) / "keys" / "egress"
+
+
 def ansible_vars() -> dict[str, Any]:
     """What the roles read as ``lab_contract``."""
     return {
@@ -182,6 +198,8 @@ def ansible_vars() -> dict[str, Any]:
                 "runai_api": RUNAI_API_PORT,
                 "runai_rest": RUNAI_REST_PORT,
                 "runai_dcgm_first": RUNAI_DCGM_FIRST_PORT,
+                "victoria_metrics": VICTORIA_METRICS_PORT,
+                "victoria_logs": VICTORIA_LOGS_PORT,
             },
             "mounts": {
                 "shared": SHARED_MOUNT,
@@ -189,6 +207,9 @@ def ansible_vars() -> dict[str, Any]:
                 "runai_rest_keys": RUNAI_REST_KEYS_MOUNT,
                 "alerts": ALERTS_MOUNT,
                 "slurm_config": SLURM_CONFIG_MOUNT,
+                "egress_key": EGRESS_KEY_MOUNT,
+                "egress_state": EGRESS_STATE_DIR,
+                "central_data": CENTRAL_DATA_DIR,
             },
             "slurm_config_files": list(SLURM_CONFIG_FILES),
             "paths": {

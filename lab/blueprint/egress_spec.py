@@ -77,6 +77,11 @@ RUNAI_DEFAULT: tuple[str, ...] = (
 )
 
 
+# Labels whose values are job ids: they never cross at all, pseudonymised or not (`hpc_job` of the DCGM
+# series; `workload_id`, `job_uuid`, `pod_uuid` of runai_*; `uid` of kube_*; KAI's `podgroup`).
+JOB_ID_LABELS: tuple[str, ...] = ("hpc_job", "workload_id", "job_uuid", "pod_uuid", "uid", "podgroup")
+
+
 class EgressSpec(Strict):
     """What both kinds' ``egress:`` sections share; each kind names its labels and defaults."""
 

@@ -160,6 +160,8 @@ class Ports(Strict):
     prometheus: Port = contract.PROMETHEUS_PORT
     alertmanager: Port = contract.ALERTMANAGER_PORT
     slurm_exporter: Port = contract.SLURM_EXPORTER_PORT
+    central_metrics: Port = contract.VICTORIA_METRICS_PORT  # the centre's VictoriaMetrics (egress on)
+    central_logs: Port = contract.VICTORIA_LOGS_PORT  # the centre's VictoriaLogs (egress on)
 
 
 class Slurm(Strict):

@@ -13,13 +13,16 @@ from lab.blueprint.slurm_blueprint import Blueprint
 from lab.paths import lab_state_dir
 
 
+IMAGE_OF_ROLE = {"rack": "node", "egress": "fence", "central": "fence"}
+
+
 @dataclass(frozen=True)
 class ContainerSpec:
     """One container: its host name on the lab network is also its Ansible inventory name."""
 
     lab: str
     hostname: str
-    role: str  # controller | dbd | restd | node | rack
+    role: str  # controller | dbd | restd | node | rack | prometheus | egress | central | runai
     nodes: tuple[str, ...] = ()  # Slurm node names whose slurmd runs here
     ports: dict[int, int] = field(default_factory=dict)  # container port → host port on 127.0.0.1
     volumes: dict[str, str] = field(default_factory=dict)  # volume name → mount point
@@ -37,10 +40,11 @@ class ContainerSpec:
 
     @property
     def image_role(self) -> str:
-        """The role whose image the container runs (a rack runs the node image)."""
+        """The role whose image the container runs (a rack runs the node image, both sides of the
+        fence the fence image)."""
         if self.boot == "systemd":
             return "host"
-        return "node" if self.role == "rack" else self.role
+        return IMAGE_OF_ROLE.get(self.role, self.role)
 
     @property
     def image(self) -> str:
@@ -64,6 +68,29 @@ def prometheus_spec(lab: str, host_port: int, alertmanager_port: int) -> Contain
     )
 
 
+def fence_specs(lab: str, metrics_port: int, logs_port: int) -> list[ContainerSpec]:
+    """Both sides of the fence (signals/egress.md). The site's egress gateway reads the site's Prometheus
+    and sends what may leave, pseudonymised with the lab's key (read-only), keeping its queues on a
+    volume; the centre beyond it runs VictoriaMetrics and VictoriaLogs, published on 127.0.0.1, their
+    data on a volume."""
+    return [
+        ContainerSpec(
+            lab,
+            "egress",
+            "egress",
+            volumes={f"lab-{lab}-egress": contract.EGRESS_STATE_DIR},
+            binds={str(contract.egress_key_dir(lab)): contract.EGRESS_KEY_MOUNT},
+        ),
+        ContainerSpec(
+            lab,
+            "central",
+            "central",
+            ports={contract.VICTORIA_METRICS_PORT: metrics_port, contract.VICTORIA_LOGS_PORT: logs_port},
+            volumes={f"lab-{lab}-central": contract.CENTRAL_DATA_DIR},
+        ),
+    ]
+
+
 def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
     lab = blueprint.name
     # Host → nodes, read-only: XID faults (`lab fault`) and job classes (the workload runner).
@@ -85,6 +112,8 @@ def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
         ),
         prometheus_spec(lab, blueprint.ports.prometheus, blueprint.ports.alertmanager),
     ]
+    if blueprint.egress.enabled:
+        specs += fence_specs(lab, blueprint.ports.central_metrics, blueprint.ports.central_logs)
     node_tmpfs = {
         "/run": "mode=0755",
         contract.DRILL_FULL_MOUNT: f"size={contract.DRILL_FULL_SIZE},mode=0755",

@@ -17,6 +17,8 @@ DAEMONS_BY_ROLE = {
     "restd": ["munged", "slurmrestd"],
     "prometheus": ["prometheus", "alertmanager", "alert-receiver"],
     "runai": ["runai"],
+    "egress": ["egress-gateway"],
+    "central": ["victoria-metrics", "victoria-logs"],
 }
 
 

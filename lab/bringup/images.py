@@ -67,7 +67,7 @@ def build_all(
     client: docker.DockerClient,
     options: BuildOptions,
     progress: Progress,
-    roles: Collection[str] = (*SLURM_ROLES, "prometheus", "runai"),
+    roles: Collection[str] = (*SLURM_ROLES, "prometheus", "fence", "runai"),
 ) -> None:
     """Make sure the images of ``roles`` (and the images they are built on) exist and are current;
     build what is missing or stale, each level of the image tree at once. A Slurm lab needs no Run:ai
@@ -97,6 +97,8 @@ def build_all(
                 "ALERTMANAGER_VERSION": versions.ALERTMANAGER_DEB_VERSION,
             }
             second.append(pool.submit(build, "prometheus", prometheus_args))
+        if "fence" in roles:
+            second.append(pool.submit(build, "fence", {"BASE": base}))
         if "runai" in roles:
             lab_package = {"lab-package": package_files(IMAGE_PACKAGES["runai"], IMAGE_MODULES)}
             second.append(pool.submit(build, "runai", {"BASE": base}, lab_package))

@@ -164,10 +164,10 @@ def inventory(
     ``ansible_host``. For ``systemd`` the lab fills in each host's SSH address once it runs."""
     node_hosts: dict[str, Any] = {}
     for host, nodes in blueprint.nodes_by_container.items():
-        node_hosts[host] = {"slurmd_node_names": nodes, **_address(blueprint, host, hosts)}
+        node_hosts[host] = {"slurmd_node_names": nodes, **host_address(blueprint, host, hosts)}
 
     def single(host: str) -> dict[str, Any]:
-        return {"hosts": {host: _address(blueprint, host, hosts)}}
+        return {"hosts": {host: host_address(blueprint, host, hosts)}}
 
     common: dict[str, Any] = {
         "slurm_cluster": cluster_vars(blueprint),
@@ -191,7 +191,8 @@ def inventory(
     }
 
 
-def _address(blueprint: Blueprint, host: str, hosts: Hosts) -> dict[str, str]:
+def host_address(blueprint: Blueprint, host: str, hosts: Hosts) -> dict[str, str]:
+    """How Ansible reaches ``host``: its container, or its name (an SSH host)."""
     if hosts == "container":
         return {"ansible_host": container_name(blueprint.name, host)}
     return {"ansible_host": host}

@@ -20,7 +20,8 @@ import secrets
 from pathlib import Path
 
 from lab.egress.pseudonyms import HASH_FUNCTION, MIN_KEY_BYTES
-from lab.paths import atomic_write, lab_state_dir
+from lab import contract
+from lab.paths import atomic_write
 
 KEY_FILE = f"{HASH_FUNCTION}.key"
 KEY_HEX_BYTES = 32  # secrets.token_hex(32): 64 hex characters
@@ -34,7 +35,7 @@ class EgressKeyError(RuntimeError):
 
 def key_path(lab: str) -> Path:
     """Where lab ``lab`` keeps its egress key."""
-    return lab_state_dir(lab) / "keys" / "egress" / KEY_FILE
+    return contract.egress_key_dir(lab) / KEY_FILE
 
 
 def new_key() -> bytes:

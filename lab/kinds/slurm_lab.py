@@ -24,7 +24,10 @@ from lab.blueprint.slurm_blueprint import Blueprint
 from lab.bringup import container_specs, containers, engine, images, keys, lifecycle, lock, ssh
 from lab.bringup.keys import LabKeys
 from lab.bringup.provision import ProvisionError, slurm_inventory
-from lab.bringup.render import Hosts
+from lab.bringup.render import Hosts, host_address
+from lab.central import builds
+from lab.egress import fence as fence_hosts
+from lab.egress import key as egress_key
 from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build as prometheus_ui
@@ -33,6 +36,8 @@ from lab.slurm_exporter import binary as exporter
 from lab.workload import background, pyslurm_wheel
 
 HOST_KINDS = ("container", "systemd")
+# The source areas whose egress records a Slurm lab sends (rules/egress-<area>.yml).
+EGRESS_AREAS = ("dcgm", "slurm")
 
 # A lab shows an XID drain within one health-check run of 30 s instead of a real site's 300 s.
 HEALTH_CHECK_INTERVAL_S = 30
@@ -85,7 +90,7 @@ class SlurmKind:
         self, model: Blueprint, source: Path, options: SlurmUpOptions, progress: Progress
     ) -> running.RunningLab:
         state = lab_state_dir(model.name)
-        with lock.held(state, "up"), ThreadPoolExecutor(1, thread_name_prefix="exporter") as pool:
+        with lock.held(state, "up"), ThreadPoolExecutor(2, thread_name_prefix="build") as pool:
             hosts = host_kind(model, options.hosts)
             lab_keys = keys.ensure(state / "keys")
             _check_pyslurm(options)
@@ -95,6 +100,10 @@ class SlurmKind:
                 binary = partial(_binary, exporter_build)
             else:
                 _exporter(options, state, progress)
+            fence: Callable[[], builds.CentralBinaries] | None = None
+            if model.egress.enabled:  # the fence's binaries, built beside the rest as the exporter is
+                egress_key.ensure(model.name)
+                fence = pool.submit(builds.ensure, progress).result
             web_ui = ui_install.for_bring_up(model.name, progress)
             ssh_keys = None
             if hosts == "systemd":
@@ -104,7 +113,7 @@ class SlurmKind:
                     shim_package(model.name),
                     images.package_files(images.IMAGE_PACKAGES["node"], images.IMAGE_MODULES),
                 )
-            rendered = render(model, source, lab_keys, binary, ssh_keys, web_ui)
+            rendered = render(model, source, lab_keys, binary, ssh_keys, web_ui, fence)
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
         if web_ui is None:
             ui_install.install_later(model.name, options.prometheus_ui_source, progress)
@@ -175,21 +184,28 @@ def render(
     binary: Path | Callable[[], Path] | None,
     ssh_keys: ssh.SshKeys | None = None,
     web_ui: prometheus_ui.UiBuild | None = None,
+    fence: Callable[[], builds.CentralBinaries] | None = None,
 ) -> lifecycle.Rendered:
     """Everything the bring-up of a Slurm lab needs (pure): on container-native hosts, or with
     ``ssh_keys`` on machine-like ones (systemd, reached over SSH, packages installed by the roles).
-    ``binary`` is the exporter's, or what gives it once its build beside the bring-up is done."""
+    ``binary`` is the exporter's, or what gives it once its build beside the bring-up is done;
+    ``fence`` gives the binaries of the egress gateway and the centre (with the blueprint's egress on)."""
     hosts: Hosts = "container" if ssh_keys is None else "systemd"
     document = slurm_inventory(model, lab_keys, hosts, slurm_exporter=binary is not None)
+    fence_hosts.apply(document, model.egress, EGRESS_AREAS, partial(host_address, model, hosts=hosts))
     extravars: dict[str, Any] = {"dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S}
-    late_vars = None
+    late: list[Callable[[], dict[str, Any]]] = []
     if isinstance(binary, Path):
         extravars["slurm_exporter_binary_src"] = str(binary)
     elif binary is not None:
-        wait_for = binary
+        exporter_binary = binary
+        late.append(lambda: {"slurm_exporter_binary_src": str(exporter_binary())})
+    if fence is not None and model.egress.enabled:
+        fence_binaries = fence
+        late.append(lambda: fence_vars(fence_binaries()))
 
-        def late_vars() -> dict[str, Any]:
-            return {"slurm_exporter_binary_src": str(wait_for())}
+    def late_vars() -> dict[str, Any]:
+        return {name: value for wait in late for name, value in wait().items()}
 
     extravars.update(prometheus_ui.install_vars(web_ui))
     specs = container_specs.slurm_containers(model)
@@ -208,8 +224,17 @@ def render(
         blueprint_source=source,
         state_dirs=(contract.slurm_config_dir(model.name), contract.alerts_dir(model.name)),
         ssh=ssh_keys,
-        late_vars=late_vars,
+        late_vars=late_vars if late else None,
     )
+
+
+def fence_vars(built: builds.CentralBinaries) -> dict[str, Any]:
+    """The binaries the egress_gateway and central_store roles copy in."""
+    return {
+        "egress_gateway_binary_src": str(built.otelcol),
+        "central_store_victoria_metrics_src": str(built.victoria_metrics),
+        "central_store_victoria_logs_src": str(built.victoria_logs),
+    }
 
 
 def host_kind(model: Blueprint, wanted: str) -> str:

@@ -981,6 +981,8 @@ EGRESS_SLURM: list[tuple[str, str, tuple[str, ...], Callable[[list[float]], floa
     ),
     ("node_status:slurm_node_status:max", "slurm_node_status", ("node", "status"), max),
     ("partition_reason:slurm_queue_pending:sum", "slurm_queue_pending", ("partition", "reason"), sum),
+    ("account:slurm_account_gpus_running:sum", "slurm_account_gpus_running", ("account",), sum),
+    ("account:slurm_account_jobs_pending:sum", "slurm_account_jobs_pending", ("account",), sum),
     ("cluster:slurm_gpus_total:sum", "slurm_gpus_total", (), sum),
     ("cluster:slurm_gpus_alloc:sum", "slurm_gpus_alloc", (), sum),
     *(
@@ -1107,7 +1109,7 @@ def egress_slurm() -> dict[str, Any]:
                 at(last),
                 [],
             )
-            for label in ("user", "account", "since")
+            for label in ("user", "users", "since")
         ],
     }
     return _test_file(["egress-slurm.yml"], [scraped, stored])

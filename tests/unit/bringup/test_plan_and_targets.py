@@ -31,6 +31,8 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
         "dbd",
         "restd",
         "prometheus",
+        "egress",
+        "central",
         "dgx-001",
         "dgx-002",
         "dgx-003",
@@ -41,6 +43,7 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
         "controller": {9341: 9341},
         "restd": {6820: 6820},
         "prometheus": {9090: 9090, 9093: 9093},  # Prometheus and Alertmanager
+        "central": {8428: 8428, 9428: 9428},  # VictoriaMetrics and VictoriaLogs
     }
     config = {str(contract.slurm_config_dir("default")): contract.SLURM_CONFIG_MOUNT}
     shared = {str(contract.shared_dir("default")): contract.SHARED_MOUNT}
@@ -48,7 +51,19 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
     # Every Slurm host reads the lab's one rendered copy of the Slurm files; only nodes see the shared dir.
     assert all(binds[host] == config for host in ("controller", "dbd", "restd"))
     assert all(s.binds == {**config, **shared} for s in specs if s.role == "node")
-    assert binds["prometheus"] == {}
+    assert binds["prometheus"] == binds["central"] == {}
+    # The gateway reads the lab's pseudonym key, read-only; nothing else does.
+    assert binds["egress"] == {str(contract.egress_key_dir("default")): contract.EGRESS_KEY_MOUNT}
+    assert {s.hostname: s.image_role for s in specs if s.hostname in ("egress", "central")} == {
+        "egress": "fence",
+        "central": "fence",
+    }
+
+
+def test_a_lab_with_egress_off_has_no_gateway_and_no_centre(default_data: dict[str, Any]) -> None:
+    data = {**copy.deepcopy(default_data), "egress": {"enabled": False}}
+    hosts = [s.hostname for s in container_specs.slurm_containers(blueprint.parse(data))]
+    assert "egress" not in hosts and "central" not in hosts
 
 
 def test_every_container_boots_with_an_empty_run_and_nodes_get_a_small_tmpfs_to_fill(

@@ -6,9 +6,11 @@ from pathlib import Path
 import pytest
 
 from lab import contract
+from lab.blueprint.egress_spec import SlurmEgress
 from lab.blueprint.slurm_blueprint import load
 from lab.bringup import container_specs
 from lab.bringup.keys import LabKeys
+from lab.central import builds
 from lab.kinds import slurm_lab
 from lab.paths import DEFAULT_BLUEPRINT
 from lab.workload import background
@@ -37,11 +39,58 @@ def test_render_without_the_exporter_scrapes_no_slurm_job() -> None:
     assert [job["name"] for job in jobs] == ["dcgm"]
 
 
-def test_a_slurm_lab_loads_the_dcgm_and_slurm_rules_and_keeps_its_alerts() -> None:
+def test_a_slurm_lab_loads_the_dcgm_slurm_and_egress_rules_and_keeps_its_alerts() -> None:
     model = load(DEFAULT_BLUEPRINT)
     rendered = slurm_lab.render(model, DEFAULT_BLUEPRINT, KEYS, None)
-    assert rendered.inventory["all"]["vars"]["prometheus_rule_areas"] == ["dcgm", "slurm"]
+    assert rendered.inventory["all"]["vars"]["prometheus_rule_areas"] == [
+        "dcgm",
+        "slurm",
+        "egress-dcgm",
+        "egress-slurm",
+    ]
     assert contract.alerts_dir(model.name) in rendered.state_dirs  # made before the bind mount needs it
+
+
+def test_the_gateway_is_told_the_allow_list_the_labels_to_pseudonymise_and_the_job_ids_to_drop() -> None:
+    model = load(DEFAULT_BLUEPRINT)
+    children = slurm_lab.render(model, DEFAULT_BLUEPRINT, KEYS, None).inventory["all"]["children"]
+    assert children["central"]["hosts"] == {"central": {"ansible_host": "lab-default-central"}}
+    gateway = children["egress"]
+    assert gateway["hosts"] == {"egress": {"ansible_host": "lab-default-egress"}}
+    series = gateway["vars"]["egress_gateway_series"]
+    # Every record of both egress files, nothing else: 7 GPU records and 23 Slurm ones.
+    assert len(series) == len(set(series)) == 7 + 23
+    assert "Hostname_gpu_UUID:DCGM_FI_DEV_XID_ERRORS:max" in series
+    assert "account:slurm_account_gpus_running:sum" in series
+    assert not [name for name in series if not name.count(":") == 2]
+    assert gateway["vars"]["egress_gateway_pseudonymised_labels"] == ["user", "account", "users"]
+    assert "hpc_job" in gateway["vars"]["egress_gateway_job_id_labels"]
+
+
+def test_with_egress_off_nothing_of_the_fence_is_rendered() -> None:
+    model = load(DEFAULT_BLUEPRINT).model_copy(update={"egress": SlurmEgress(enabled=False)})
+    rendered = slurm_lab.render(model, DEFAULT_BLUEPRINT, KEYS, None, fence=_never_built)
+    assert rendered.inventory["all"]["vars"]["prometheus_rule_areas"] == ["dcgm", "slurm"]
+    assert not {"egress", "central"} & set(rendered.inventory["all"]["children"])
+    assert rendered.late_vars is None
+
+
+def test_the_fence_binaries_are_handed_to_provisioning_late() -> None:
+    built = builds.CentralBinaries(
+        Path("/c/victoria-metrics"), Path("/c/vmalert"), Path("/c/victoria-logs"), Path("/c/otelcol-lab"),
+        Path("/c/manifest.yaml"), {},
+    )
+    rendered = slurm_lab.render(load(DEFAULT_BLUEPRINT), DEFAULT_BLUEPRINT, KEYS, None, fence=lambda: built)
+    assert rendered.late_vars is not None
+    assert rendered.late_vars() == {
+        "egress_gateway_binary_src": "/c/otelcol-lab",
+        "central_store_victoria_metrics_src": "/c/victoria-metrics",
+        "central_store_victoria_logs_src": "/c/victoria-logs",
+    }
+
+
+def _never_built() -> builds.CentralBinaries:
+    raise AssertionError("a lab with egress off builds nothing of the fence")
 
 
 def test_an_exporter_built_beside_the_bring_up_is_handed_to_provisioning_late() -> None:

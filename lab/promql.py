@@ -63,6 +63,14 @@ def raw_range(base_url: str, selector: str, at: float) -> list[dict[str, Any]]:
     return result
 
 
+def series(base_url: str, match: str, start: float, end: float) -> list[dict[str, str]]:
+    """The label sets of every series ``match`` selects that has a sample between ``start`` and ``end``
+    (``/api/v1/series``, which Prometheus and VictoriaMetrics both serve)."""
+    params = {"match[]": match, "start": f"{start:.3f}", "end": f"{end:.3f}"}
+    result: list[dict[str, str]] = _get(base_url, "/api/v1/series", params)
+    return result
+
+
 def targets(base_url: str) -> list[dict[str, Any]]:
     active: list[dict[str, Any]] = _get(base_url, "/api/v1/targets", {"state": "active"})["activeTargets"]
     return active

@@ -12,6 +12,7 @@ from lab import kinds
 from lab.attach import running
 from lab.bringup import engine
 from lab.commands.options import KNOWN_ERRORS, LabOption, fail
+from lab.egress import gateway
 from lab.egress import key as egress_key
 from lab.egress import names as egress_names
 from lab.egress.pseudonyms import HASH_FUNCTION, PSEUDONYM_CHARS, keyed, normalised
@@ -29,8 +30,15 @@ app = typer.Typer(
         "- **The key**: `.lab/LAB/keys/egress/hmac-sha256.key`, mode 0400, never in git or an image; it "
         "and the names never leave the site. `lab egress reveal` turns a pseudonym back into its name "
         "here; `lab egress names` lists the names and their labels.\n"
-        "- **Rotation**: `lab egress rotate-key` writes a new key; every pseudonym changes from that "
-        "instant, and those made before it can no longer be revealed.\n\n"
+        "- **Rotation**: `lab egress rotate-key` writes a new key and restarts the lab's gateway with it; "
+        "every pseudonym changes from that instant, and those made before it can no longer be revealed.\n"
+        "- **The fence in a lab**: `lab up` runs the site's egress gateway (container `egress`, an "
+        "OpenTelemetry Collector) and the centre beyond it (container `central`: VictoriaMetrics on "
+        "127.0.0.1:8428, VictoriaLogs on 127.0.0.1:9428). Only the egress records cross "
+        "(`ansible/roles/prometheus/files/rules/egress-*.yml`: per GPU, partition, node, account and "
+        "cluster, no job id); query them where they land, e.g. "
+        "`curl 'http://127.0.0.1:8428/api/v1/query?query=account:slurm_account_gpus_running:sum'`. "
+        "A blueprint with `egress: {enabled: false}` runs neither.\n\n"
         "The lab: `--lab NAME` (its recorded blueprint; default: the only lab that is up), or "
         "`--blueprint FILE` for a lab that is down."
     ),
@@ -184,3 +192,9 @@ def egress_rotate_key(
         f"lab '{name}': new egress key {path} (mode 0400). Every pseudonym made with it changes from this "
         "instant; pseudonyms made before can no longer be revealed."
     )
+    try:
+        restarted = gateway.restart(name)
+    except gateway.GatewayError as error:
+        fail(f"{error}\nThe new key is in place; the gateway still sends with the old one until it restarts.")
+    if restarted:
+        typer.echo(f"lab '{name}': the egress gateway restarted with the new key.")

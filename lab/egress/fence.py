@@ -18,6 +18,18 @@ GATEWAY_HOST = "egress"  # the inventory group and the host of the site's egress
 CENTRAL_HOST = "central"  # the inventory group and the host of the centre
 
 
+# What the gateway's prometheus receiver adds for each read of /federate, as a Prometheus scrape does
+# (prometheus.io/docs/concepts/jobs_instances/, "Automatically generated labels and time series"), with
+# job="egress": the centre's view of whether the site's egress is read. No relabelling reaches them.
+READ_HEALTH = (
+    "up",
+    "scrape_duration_seconds",
+    "scrape_samples_post_metric_relabeling",
+    "scrape_samples_scraped",
+    "scrape_series_added",
+)
+
+
 def area(source_area: str) -> str:
     """The egress rule file's area for a source area: ``dcgm`` → ``egress-dcgm``."""
     return f"egress-{source_area}"
@@ -29,7 +41,9 @@ def records(areas: tuple[str, ...], rules_dir: Path = RULES_DIR) -> list[str]:
     for source_area in areas:
         path = rules_dir / f"{area(source_area)}.yml"
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
-        names += [rule["record"] for group in document["groups"] for rule in group["rules"] if "record" in rule]
+        names += [
+            rule["record"] for group in document["groups"] for rule in group["rules"] if "record" in rule
+        ]
     return names
 
 

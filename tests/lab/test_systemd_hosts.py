@@ -47,6 +47,9 @@ def _write_blueprint(path: Path, max_job_count: int | None = None) -> Path:
     document = yaml.safe_load(DEFAULT_BLUEPRINT.read_text())
     document.update(name=LAB, ports=PORTS)
     document.pop("workload", None)  # the tests' own jobs need free GPUs
+    document["egress"] = {
+        "enabled": False
+    }  # the fence runs on container-native hosts (tests/lab/test_egress.py)
     if max_job_count is not None:
         document["slurm"]["max_job_count"] = max_job_count
     path.write_text(yaml.safe_dump(document, sort_keys=False))

@@ -1,0 +1,112 @@
+"""The fence on the default lab, with its live workload running: what reaches the centre
+(VictoriaMetrics behind the egress gateway) is the egress set and nothing else, no job id crosses as a
+label, and every name crosses only as its keyed pseudonym (signals/egress.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+
+import pytest
+import testinfra
+
+from lab import promql
+from lab.blueprint.egress_spec import JOB_ID_LABELS
+from lab.blueprint.slurm_blueprint import Blueprint
+from lab.egress import fence, key, names, pseudonyms
+from lab.kinds.slurm_lab import EGRESS_AREAS
+from tests.lab.conftest import run_lab, wait_for
+
+# The gateway reads every 5 s and the site evaluates every 15 s: a record is at the centre within a
+# minute of the gateway's start, with margin for the first evaluations.
+FIRST_SAMPLE_S = 120
+# The live workload's first GPU job runs within minutes of `lab up` (pyslurm's wheel first, when none
+# is cached: BENCHMARKS.md, "bring-up"); an account's GPU use crosses once one runs.
+FIRST_ACCOUNT_S = 600
+
+
+@pytest.fixture(scope="module")
+def central(default_lab: Blueprint) -> str:
+    url = f"http://127.0.0.1:{default_lab.ports.central_metrics}"
+    wait_for(
+        lambda: promql.query(url, "cluster:slurm_gpus_total:sum"),
+        FIRST_SAMPLE_S,
+        "the first egress record at the centre",
+        every_s=2,
+    )
+    return url
+
+
+def _accounts_at_the_centre(central: str) -> Callable[[], list[promql.Series]]:
+    return lambda: promql.query(central, "account:slurm_account_gpus_running:sum")
+
+
+def test_the_centre_holds_the_egress_records_and_nothing_else(default_lab: Blueprint, central: str) -> None:
+    allowed = {*fence.records(EGRESS_AREAS), *fence.READ_HEALTH}
+    now = time.time()
+    at_centre = {s["__name__"] for s in promql.series(central, '{__name__=~".+"}', now - 3600, now)}
+    assert at_centre <= allowed, f"not in the egress set: {sorted(at_centre - allowed)}"
+    # Each area crossed: the GPUs' records and the cluster's.
+    assert "Hostname_gpu_UUID:DCGM_FI_DEV_GPU_UTIL:max" in at_centre
+    assert "partition:slurm_partition_gpus_allocated:sum" in at_centre
+    gpus = promql.query(central, "count(Hostname_gpu_UUID:DCGM_FI_DEV_GPU_UTIL:max)")
+    assert gpus[0].value == default_lab.nodes.count * default_lab.nodes.shape.gpus
+    # The site's cluster label travels with every series, so a centre tells sites apart.
+    records = promql.query(central, '{__name__=~".+:.+:.+"}')
+    assert {s.labels.get("cluster") for s in records} == {default_lab.slurm.cluster_name}
+    # No label of the collector's own (otel_scope_*) and no scrape target's resource (target_info).
+    assert not [s for s in records if any(name.startswith("otel_") for name in s.labels)]
+    assert not promql.query(central, "target_info")
+
+
+def test_no_job_id_crosses_as_a_label(
+    default_lab: Blueprint, central: str, host: Callable[[str], testinfra.host.Host]
+) -> None:
+    started = time.time() - 3600
+    wait_for(
+        _accounts_at_the_centre(central), FIRST_ACCOUNT_S, "a running GPU job's account at the centre", 5
+    )
+    controller = host("controller")
+    ran = controller.check_output("sacct -X -n -P -a -S now-1hours -o JobIDRaw").split()
+    assert ran, "no job ran in the last hour: nothing to check the fence against"
+    job_ids = set(ran)
+    crossed = promql.series(central, '{__name__=~".+"}', started, time.time())
+    assert crossed
+    gpu_indices = {str(i) for i in range(default_lab.nodes.shape.gpus)}
+    for labels in crossed:
+        assert not set(labels) & set(JOB_ID_LABELS), labels
+        # A GPU index may equal a small job id; it is the only number-valued label and holds no other.
+        assert labels.get("gpu", "0") in gpu_indices, labels
+        leaked = {name: value for name, value in labels.items() if name != "gpu" and value in job_ids}
+        assert not leaked, f"job ids crossed as label values: {leaked} in {labels}"
+
+
+def test_names_cross_only_as_keyed_pseudonyms(default_lab: Blueprint, central: str) -> None:
+    """Every account at the centre is the keyed pseudonym of a blueprint account, not its plain SHA-256;
+    no label value at the centre is a name the fence keeps; `lab egress reveal` finds the name."""
+    accounts = wait_for(_accounts_at_the_centre(central), FIRST_ACCOUNT_S, "an account at the centre", 5)
+    assert isinstance(accounts, list)
+    lab_key = key.load(default_lab.name)
+    kept = names.of_blueprint(default_lab)
+    real = {name.value for name in kept.fixed}
+    by_pseudonym = {pseudonyms.pseudonym(lab_key, name): name for name in real}
+    crossed = [series.labels["account"] for series in accounts]
+    for value in crossed:
+        assert value in by_pseudonym, f"{value}: not the keyed pseudonym of any name of the blueprint"
+        assert value != hashlib.sha256(by_pseudonym[value].encode()).hexdigest()
+        # Another key gives another pseudonym: the key, not the name alone, decides it.
+        assert pseudonyms.pseudonym(key.new_key(), by_pseudonym[value]) != value
+    revealed = run_lab("egress", "reveal", crossed[0], "--lab", default_lab.name).stdout
+    assert by_pseudonym[crossed[0]] in revealed
+    now = time.time()
+    values = {v for s in promql.series(central, '{__name__=~".+"}', now - 3600, now) for v in s.values()}
+    assert not values & real, f"names crossed in clear: {sorted(values & real)}"
+
+
+def test_lab_status_lists_the_gateway_and_the_centre(default_lab: Blueprint) -> None:
+    status = run_lab("status", "--lab", default_lab.name).stdout
+    assert f"http://127.0.0.1:{default_lab.ports.central_metrics}" in status
+    assert f"http://127.0.0.1:{default_lab.ports.central_logs}" in status
+    for daemon in ("egress-gateway", "victoria-metrics", "victoria-logs"):
+        assert f"{daemon}=running" in status, status

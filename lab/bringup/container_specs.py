@@ -12,7 +12,6 @@ from lab.blueprint.runai_blueprint import RunaiBlueprint
 from lab.blueprint.slurm_blueprint import Blueprint
 from lab.paths import lab_state_dir
 
-
 IMAGE_OF_ROLE = {"rack": "node", "egress": "fence", "central": "fence"}
 
 

@@ -19,8 +19,8 @@ import re
 import secrets
 from pathlib import Path
 
-from lab.egress.pseudonyms import HASH_FUNCTION, MIN_KEY_BYTES
 from lab import contract
+from lab.egress.pseudonyms import HASH_FUNCTION, MIN_KEY_BYTES
 from lab.paths import atomic_write
 
 KEY_FILE = f"{HASH_FUNCTION}.key"

@@ -62,7 +62,7 @@ def test_the_gateway_is_told_the_allow_list_the_labels_to_pseudonymise_and_the_j
     assert len(series) == len(set(series)) == 7 + 23
     assert "Hostname_gpu_UUID:DCGM_FI_DEV_XID_ERRORS:max" in series
     assert "account:slurm_account_gpus_running:sum" in series
-    assert not [name for name in series if not name.count(":") == 2]
+    assert not [name for name in series if name.count(":") != 2]
     assert gateway["vars"]["egress_gateway_pseudonymised_labels"] == ["user", "account", "users"]
     assert "hpc_job" in gateway["vars"]["egress_gateway_job_id_labels"]
 
@@ -77,8 +77,12 @@ def test_with_egress_off_nothing_of_the_fence_is_rendered() -> None:
 
 def test_the_fence_binaries_are_handed_to_provisioning_late() -> None:
     built = builds.CentralBinaries(
-        Path("/c/victoria-metrics"), Path("/c/vmalert"), Path("/c/victoria-logs"), Path("/c/otelcol-lab"),
-        Path("/c/manifest.yaml"), {},
+        Path("/c/victoria-metrics"),
+        Path("/c/vmalert"),
+        Path("/c/victoria-logs"),
+        Path("/c/otelcol-lab"),
+        Path("/c/manifest.yaml"),
+        {},
     )
     rendered = slurm_lab.render(load(DEFAULT_BLUEPRINT), DEFAULT_BLUEPRINT, KEYS, None, fence=lambda: built)
     assert rendered.late_vars is not None

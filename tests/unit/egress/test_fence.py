@@ -33,7 +33,8 @@ def test_the_shipped_files_have_no_record_twice() -> None:
 def test_the_fence_adds_its_rule_files_both_hosts_and_what_the_gateway_sends() -> None:
     document = _document()
     fence.apply(document, SlurmEgress(), ("dcgm", "slurm"), lambda host: {"ansible_host": f"lab-x-{host}"})
-    assert document["all"]["vars"]["prometheus_rule_areas"] == ["dcgm", "slurm", "egress-dcgm", "egress-slurm"]
+    areas = document["all"]["vars"]["prometheus_rule_areas"]
+    assert areas == ["dcgm", "slurm", "egress-dcgm", "egress-slurm"]
     children = document["all"]["children"]
     assert children["central"] == {"hosts": {"central": {"ansible_host": "lab-x-central"}}}
     gateway = children["egress"]["vars"]

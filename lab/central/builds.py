@@ -163,6 +163,17 @@ def ensure(
     )
 
 
+def cached(root: Path | None = None) -> CentralBinaries | None:
+    """Every binary from its cache entry, building nothing; None when one is not built yet."""
+    hits = [_hit(install_entry(b, root), b.binary) for b in stores()]
+    otelcol = _hit(collector_entry(root), collector_manifest.DIST_NAME)
+    victoria_metrics, vmalert, victoria_logs = hits
+    if victoria_metrics is None or vmalert is None or victoria_logs is None or otelcol is None:
+        return None
+    manifest = collector_entry(root) / "work" / MANIFEST
+    return CentralBinaries(victoria_metrics, vmalert, victoria_logs, otelcol, manifest, {})
+
+
 def go_path() -> str | None:
     return shutil.which("go") or (str(GO_FALLBACK) if GO_FALLBACK.is_file() else None)
 

@@ -11,12 +11,16 @@ import typer
 from lab import kinds
 from lab.attach import running
 from lab.bringup import engine
+from lab.bringup.provision import ProvisionError
+from lab.central import fence_install
+from lab.central.builds import BuildError
 from lab.commands.options import KNOWN_ERRORS, LabOption, fail
 from lab.egress import gateway
 from lab.egress import key as egress_key
 from lab.egress import names as egress_names
 from lab.egress.pseudonyms import HASH_FUNCTION, PSEUDONYM_CHARS, keyed, normalised
 from lab.egress.reveal import reveal
+from lab.progress import Progress
 
 app = typer.Typer(
     help=(
@@ -160,6 +164,25 @@ def egress_reveal(
         )
     typer.echo(search.found.value)
     typer.echo(f"labels: {', '.join(search.found.labels)}; from {'; '.join(search.found.sources)}", err=True)
+
+
+@app.command("install")
+def egress_install(lab: LabOption = None) -> None:
+    """Build the egress gateway and the centre (once, cached; minutes on a fresh machine) and install
+    both into the running lab: the site's gateway (container `egress`) starts sending the egress records.
+
+    `lab up` runs this in the background when their binaries are not cached yet, so the lab does not
+    wait for the builds; `lab status` says how far it is. Run it yourself to retry after a failure.
+    """
+    progress = Progress()
+    try:
+        name = running.resolve_lab(engine.require_engine(), lab)
+        built = fence_install.install(name, progress)
+    except (*KNOWN_ERRORS, ProvisionError, BuildError, FileNotFoundError) as error:
+        fail(error)
+    typer.echo(
+        f"lab '{name}': the egress gateway and the centre are installed ({built.otelcol.parent.parent})"
+    )
 
 
 @app.command("rotate-key")

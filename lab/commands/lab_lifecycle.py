@@ -218,6 +218,7 @@ def down(
     ] = False,
 ) -> None:
     """Stop and remove the lab's containers and network (with --purge: volumes, keys, state too)."""
+    from lab.central import fence_install
     from lab.prometheus_ui import install as ui_install
     from lab.workload import background
 
@@ -229,6 +230,8 @@ def down(
             progress.say("live workload stopped")
         if ui_install.stop(name):
             progress.say("the web UI's background build stopped")
+        if fence_install.stop(name):
+            progress.say("the fence's background build stopped")
         lifecycle.down(name, purge, progress)
     except KNOWN_ERRORS as error:
         fail(error)

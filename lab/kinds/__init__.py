@@ -16,6 +16,7 @@ from lab.attach import running
 from lab.blueprint import strict
 from lab.blueprint.runai_blueprint import RunaiBlueprint
 from lab.blueprint.slurm_blueprint import Blueprint, BlueprintError
+from lab.central import fence_install
 from lab.kinds.base import LabKind
 from lab.kinds.runai_lab import KIND as RUNAI
 from lab.kinds.runai_lab import RunaiKind, RunaiUpOptions
@@ -79,10 +80,12 @@ def facts(lab: str) -> dict[str, str]:
 
 def pending(lab: str) -> list[str]:
     """What still works in the background after `lab up` returned: the web UI's build and install,
-    the live workload's wait for pyslurm's wheel (`lab status --wait` waits for these)."""
+    the fence's, the live workload's wait for pyslurm's wheel (`lab status --wait` waits for these)."""
     work = []
     if ui_install.pending(lab):
         work.append("Prometheus' web UI is being built")
+    if fence_install.pending(lab):
+        work.append("the egress gateway and the centre are being built")
     if background.running_pid(lab) is not None and (phase := background.phase(lab)):
         work.append(f"the live workload is {phase}")
     return work

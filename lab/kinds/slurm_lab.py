@@ -25,7 +25,7 @@ from lab.bringup import container_specs, containers, engine, images, keys, lifec
 from lab.bringup.keys import LabKeys
 from lab.bringup.provision import ProvisionError, slurm_inventory
 from lab.bringup.render import Hosts, host_address
-from lab.central import builds
+from lab.central import builds, fence_install
 from lab.egress import fence as fence_hosts
 from lab.egress import key as egress_key
 from lab.paths import lab_state_dir
@@ -90,7 +90,7 @@ class SlurmKind:
         self, model: Blueprint, source: Path, options: SlurmUpOptions, progress: Progress
     ) -> running.RunningLab:
         state = lab_state_dir(model.name)
-        with lock.held(state, "up"), ThreadPoolExecutor(2, thread_name_prefix="build") as pool:
+        with lock.held(state, "up"), ThreadPoolExecutor(1, thread_name_prefix="exporter") as pool:
             hosts = host_kind(model, options.hosts)
             lab_keys = keys.ensure(state / "keys")
             _check_pyslurm(options)
@@ -100,10 +100,10 @@ class SlurmKind:
                 binary = partial(_binary, exporter_build)
             else:
                 _exporter(options, state, progress)
-            fence: Callable[[], builds.CentralBinaries] | None = None
-            if model.egress.enabled:  # the fence's binaries, built beside the rest as the exporter is
+            fence = None
+            if model.egress.enabled:
                 egress_key.ensure(model.name)
-                fence = pool.submit(builds.ensure, progress).result
+                fence = fence_install.for_bring_up(model.name, progress)
             web_ui = ui_install.for_bring_up(model.name, progress)
             ssh_keys = None
             if hosts == "systemd":
@@ -117,6 +117,8 @@ class SlurmKind:
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
         if web_ui is None:
             ui_install.install_later(model.name, options.prometheus_ui_source, progress)
+        if model.egress.enabled and fence is None:
+            fence_install.install_later(model.name, progress)
         handle = running.attach(engine.require_engine(), model.name, self.name, model)
         start_live_workload(handle, model, options, progress)
         return handle
@@ -130,6 +132,7 @@ class SlurmKind:
             "slurm_exporter": status.read_text().strip() if status.exists() else "unknown",
             "workload": workload_fact(name),
             **ui_install.facts(name),
+            **fence_install.facts(name),
         }
 
 
@@ -184,30 +187,28 @@ def render(
     binary: Path | Callable[[], Path] | None,
     ssh_keys: ssh.SshKeys | None = None,
     web_ui: prometheus_ui.UiBuild | None = None,
-    fence: Callable[[], builds.CentralBinaries] | None = None,
+    fence: builds.CentralBinaries | None = None,
 ) -> lifecycle.Rendered:
     """Everything the bring-up of a Slurm lab needs (pure): on container-native hosts, or with
     ``ssh_keys`` on machine-like ones (systemd, reached over SSH, packages installed by the roles).
     ``binary`` is the exporter's, or what gives it once its build beside the bring-up is done;
-    ``fence`` gives the binaries of the egress gateway and the centre (with the blueprint's egress on)."""
+    ``fence`` are the cached binaries of the egress gateway and the centre (None: their roles are
+    skipped, and `lab egress install` installs them once they are built)."""
     hosts: Hosts = "container" if ssh_keys is None else "systemd"
     document = slurm_inventory(model, lab_keys, hosts, slurm_exporter=binary is not None)
     fence_hosts.apply(document, model.egress, EGRESS_AREAS, partial(host_address, model, hosts=hosts))
     extravars: dict[str, Any] = {"dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S}
-    late: list[Callable[[], dict[str, Any]]] = []
+    late_vars = None
     if isinstance(binary, Path):
         extravars["slurm_exporter_binary_src"] = str(binary)
     elif binary is not None:
-        exporter_binary = binary
-        late.append(lambda: {"slurm_exporter_binary_src": str(exporter_binary())})
-    if fence is not None and model.egress.enabled:
-        fence_binaries = fence
-        late.append(lambda: fence_vars(fence_binaries()))
+        wait_for = binary
 
-    def late_vars() -> dict[str, Any]:
-        return {name: value for wait in late for name, value in wait().items()}
+        def late_vars() -> dict[str, Any]:
+            return {"slurm_exporter_binary_src": str(wait_for())}
 
     extravars.update(prometheus_ui.install_vars(web_ui))
+    extravars.update(fence_install.install_vars(fence))
     specs = container_specs.slurm_containers(model)
     if ssh_keys is not None:
         document["all"]["vars"].update(
@@ -224,17 +225,8 @@ def render(
         blueprint_source=source,
         state_dirs=(contract.slurm_config_dir(model.name), contract.alerts_dir(model.name)),
         ssh=ssh_keys,
-        late_vars=late_vars if late else None,
+        late_vars=late_vars,
     )
-
-
-def fence_vars(built: builds.CentralBinaries) -> dict[str, Any]:
-    """The binaries the egress_gateway and central_store roles copy in."""
-    return {
-        "egress_gateway_binary_src": str(built.otelcol),
-        "central_store_victoria_metrics_src": str(built.victoria_metrics),
-        "central_store_victoria_logs_src": str(built.victoria_logs),
-    }
 
 
 def host_kind(model: Blueprint, wanted: str) -> str:

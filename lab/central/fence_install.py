@@ -1,0 +1,113 @@
+"""The fence off the lab's critical path: `lab up` installs the egress gateway and the centre with the
+rest of the lab when their binaries are cached; without them it starts `lab egress install` in the
+background, which builds them (the gateway's build is minutes on a fresh machine: BENCHMARKS.md) and
+then runs the gateway's and the centre's roles alone (``ansible/fence.yml``) on the running lab.
+Until then nothing crosses the fence, and `lab status` says the fence is being built.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from lab.attach import detached
+from lab.bringup.provision import amend_provisioned, private_dir, run_playbook
+from lab.central import builds
+from lab.paths import lab_state_dir
+from lab.progress import Progress
+
+NAME = "fence"  # the detached process: fence.pid, fence.log
+PLAYBOOK = "fence.yml"
+STATUS_FILE = "fence-status"
+
+
+def status_file(lab: str) -> Path:
+    return lab_state_dir(lab) / STATUS_FILE
+
+
+def install_vars(built: builds.CentralBinaries | None) -> dict[str, Any]:
+    """The binaries the egress_gateway and central_store roles copy in; none: the roles are skipped."""
+    if built is None:
+        return {}
+    return {
+        "egress_gateway_binary_src": str(built.otelcol),
+        "central_store_victoria_metrics_src": str(built.victoria_metrics),
+        "central_store_victoria_logs_src": str(built.victoria_logs),
+    }
+
+
+def for_bring_up(lab: str, progress: Progress) -> builds.CentralBinaries | None:
+    """The cached binaries, which the bring-up's roles install; None when one is not built yet (then
+    :func:`install_later` once the lab is up)."""
+    hit = builds.cached()
+    if hit is not None:
+        progress.say(f"the fence's binaries: cached ({hit.otelcol.parent.parent})")
+        _say(lab, "installed with the lab")
+    return hit
+
+
+def install_later(lab: str, progress: Progress) -> int:
+    """Start `lab egress install` for ``lab`` in the background (unless it runs already); its pid."""
+    pid = detached.running_pid(lab, NAME)
+    if pid is None:
+        pid = detached.start(lab, NAME, ["egress", "install", "--lab", lab])
+    log = detached.log_file(lab, NAME)
+    line = (
+        f"being built in the background since {time.strftime('%H:%M:%S')} (pid {pid}, log {log}); "
+        "nothing crosses until it is installed"
+    )
+    _say(lab, line)
+    progress.say(f"the egress gateway and the centre: {line}")
+    return pid
+
+
+def install(lab: str, progress: Progress) -> builds.CentralBinaries:
+    """Build the binaries (or take the cached ones) and install the gateway and the centre on the
+    running lab. A build failure (:class:`~lab.central.builds.BuildError`) or an Ansible failure
+    (:class:`~lab.bringup.provision.ProvisionError`) is raised, its reason kept for `lab status`."""
+    private = private_dir(lab)
+    hosts = private / "inventory" / "hosts.yml"
+    if not hosts.is_file():
+        raise FileNotFoundError(f"{hosts}: lab '{lab}' has no inventory. Fix: `lab up` first.")
+    try:
+        built = builds.ensure(progress)
+        with progress.step("the egress gateway and the centre"):
+            run_playbook(private, hosts, install_vars(built), progress, playbook=PLAYBOOK)
+    except Exception as error:
+        _say(lab, f"not installed: {str(error).splitlines()[0]} (`lab egress install` tries again)")
+        raise
+    # The two roles are all that these variables change: the lab is now as a full provisioning with
+    # them would leave it, and the next `lab up` need not run Ansible for them.
+    amend_provisioned(private, install_vars(built))
+    _say(lab, "installed")
+    return built
+
+
+def facts(lab: str) -> dict[str, str]:
+    """`lab status`'s fence line, once a `lab up` wrote one; a background build that ended without
+    its last word (killed, the machine restarted) says so instead of "being built" for ever."""
+    if not status_file(lab).is_file():
+        return {}
+    line = status_file(lab).read_text(encoding="utf-8").strip()
+    if line.startswith("being built") and detached.running_pid(lab, NAME) is None:
+        line = (
+            f"the background build stopped before it was done (log {detached.log_file(lab, NAME)}); "
+            "`lab egress install` builds and installs it"
+        )
+    return {"fence": line}
+
+
+def pending(lab: str) -> bool:
+    """Whether the fence is still being built or installed in the background."""
+    return detached.running_pid(lab, NAME) is not None
+
+
+def stop(lab: str) -> bool:
+    """Stop a background build (`lab down`); True when one was running."""
+    return detached.stop(lab, NAME)
+
+
+def _say(lab: str, line: str) -> None:
+    status_file(lab).parent.mkdir(parents=True, exist_ok=True)
+    status_file(lab).write_text(line + "\n", encoding="utf-8")

@@ -32,7 +32,7 @@ def status(
         typer.Option(
             "--wait",
             help="First wait for what `lab up` left working in the background (Prometheus' web UI, the "
-            "live workload's pyslurm wheel), saying each as it finishes.",
+            "egress gateway and the centre, the live workload's pyslurm wheel), saying each as it finishes.",
         ),
     ] = False,
     timeout: Annotated[float, typer.Option(help="Seconds --wait waits at most (then exit 1).")] = 1800,
@@ -55,6 +55,8 @@ def status(
         typer.echo(f"slurm_exporter {versions.SLURM_EXPORTER_VERSION}: {report['slurm_exporter']}")
     if "prometheus_ui" in report:
         typer.echo(f"prometheus web UI {versions.PROMETHEUS_UI_VERSION}: {report['prometheus_ui']}")
+    if "fence" in report:
+        typer.echo(f"fence (egress gateway → centre): {report['fence']}")
     if "workload" in report:
         typer.echo(f"workload: {report['workload']}")
     for row in report["containers"]:

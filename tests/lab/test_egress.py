@@ -49,13 +49,16 @@ def alices_job(default_lab: Blueprint, host: Callable[[str], testinfra.host.Host
         controller.run(f"scancel {job}")
 
 
-def _accounts(central: str) -> list[promql.Series]:
-    """The accounts' GPU use at the centre, once an account with a running GPU job reached it."""
+def _accounts(central: str, lab: Blueprint) -> list[promql.Series]:
+    """The accounts' GPU use at the centre, once alice's job (account llm-pretrain) reached it."""
+    alices = pseudonyms.pseudonym(key.load(lab.name), "llm-pretrain")
+
+    def with_alices() -> list[promql.Series]:
+        found = promql.query(central, "account:slurm_account_gpus_running:sum")
+        return found if alices in {series.labels.get("account") for series in found} else []
+
     return wait_for(  # type: ignore[return-value]
-        lambda: promql.query(central, "account:slurm_account_gpus_running:sum"),
-        AT_THE_CENTRE_S,
-        "a running GPU job's account at the centre",
-        every_s=2,
+        with_alices, AT_THE_CENTRE_S, "alice's account's GPU use at the centre", every_s=2
     )
 
 
@@ -81,7 +84,7 @@ def test_no_job_id_crosses_as_a_label(
     default_lab: Blueprint, central: str, alices_job: str, host: Callable[[str], testinfra.host.Host]
 ) -> None:
     started = time.time() - 3600
-    _accounts(central)
+    _accounts(central, default_lab)
     # At the site, the job's id labels its GPUs' series ...
     prometheus = f"http://127.0.0.1:{default_lab.ports.prometheus}"
     wait_for(
@@ -107,7 +110,7 @@ def test_no_job_id_crosses_as_a_label(
 def test_names_cross_only_as_keyed_pseudonyms(default_lab: Blueprint, central: str, alices_job: str) -> None:
     """Every account at the centre is the keyed pseudonym of a blueprint account, not its plain SHA-256;
     no label value at the centre is a name the fence keeps; `lab egress reveal` finds the name."""
-    accounts = _accounts(central)
+    accounts = _accounts(central, default_lab)
     lab_key = key.load(default_lab.name)
     kept = names.of_blueprint(default_lab)
     real = {name.value for name in kept.fixed}
@@ -128,6 +131,7 @@ def test_names_cross_only_as_keyed_pseudonyms(default_lab: Blueprint, central: s
 
 def test_lab_status_lists_the_gateway_and_the_centre(default_lab: Blueprint) -> None:
     status = run_lab("status", "--lab", default_lab.name).stdout
+    assert "fence (egress gateway → centre): installed" in status
     assert f"http://127.0.0.1:{default_lab.ports.central_metrics}" in status
     assert f"http://127.0.0.1:{default_lab.ports.central_logs}" in status
     for daemon in ("egress-gateway", "victoria-metrics", "victoria-logs"):

@@ -28,6 +28,8 @@ BOOTED_DAEMONS = {
     "dbd": ["munged", "mariadb", "slurmdbd"],
     "controller": ["munged", "slurmctld", "slurm_exporter"],
     "restd": ["munged", "slurmrestd"],
+    "central": ["victoria-metrics", "victoria-logs"],
+    "egress": ["egress-gateway"],
 }
 
 

@@ -178,6 +178,8 @@ def test_published_ports_bind_loopback_only(engine: docker.DockerClient, default
         ("controller", "/etc/munge/munge.key", "munge"),
         ("controller", "/var/spool/slurm/jwt_hs256.key", "slurm"),
         ("dbd", "/var/spool/slurm/jwt_hs256.key", "slurm"),
+        # The host's file, mounted read-only where the gateway reads it (lab.egress.key).
+        ("egress", "/etc/aifactory-lab/egress-key/hmac-sha256.key", "root"),
     ],
 )
 def test_keys_are_0400_and_owned_by_their_daemon(

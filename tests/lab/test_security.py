@@ -27,7 +27,13 @@ from lab.paths import lab_state_dir
 
 pytestmark = pytest.mark.lab
 
-SECRET_NAMES = {"munge.key", "jwt_hs256.key", "mariadb.password"}
+# Each lab secret's file under .lab/<lab>/keys/, by its name.
+SECRET_FILES = {
+    "munge.key": "munge.key",
+    "jwt_hs256.key": "jwt_hs256.key",
+    "mariadb.password": "mariadb.password",
+    "hmac-sha256.key": "egress/hmac-sha256.key",  # the egress pseudonyms' key (lab.egress.key)
+}
 JOBS = f"/slurm/{slurmrestd.API_VERSION}/jobs"
 
 
@@ -109,16 +115,16 @@ def test_no_image_layer_holds_a_lab_secret(
     engine: docker.DockerClient, default_lab: Blueprint, tmp_path: Path
 ) -> None:
     """Every layer of every role image, opened: no file named as a lab secret, and none whose bytes
-    contain this lab's munge key, JWT key or database password."""
+    contain this lab's munge key, JWT key, database password or egress key."""
     keys = lab_state_dir(default_lab.name) / "keys"
-    secrets = {name: Path(keys, name).read_bytes() for name in SECRET_NAMES}
+    secrets = {name: Path(keys, path).read_bytes() for name, path in SECRET_FILES.items()}
     needles = {name: value[:32] for name, value in secrets.items()}
     seen: set[str] = set()
     found: list[str] = []
-    for role in ("controller", "dbd", "restd", "node", "prometheus"):
+    for role in ("controller", "dbd", "restd", "node", "prometheus", "fence"):
         for name, layer in _new_layers(engine, contract.role_image(role), seen, tmp_path):
             for member in layer.getmembers():
-                if Path(member.name).name in SECRET_NAMES:
+                if Path(member.name).name in SECRET_FILES:
                     found.append(f"{role} {name}: {member.name}")
                 if member.isfile() and member.size < 64 * 1024 * 1024:
                     content = layer.extractfile(member)

@@ -35,6 +35,19 @@ def hmac_hex(key: bytes, value: str) -> str:
     return hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
 
 
+@pytest.fixture(autouse=True)
+def restarts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The gateway restarts rotate-key asked for, by lab (no engine here: no gateway runs)."""
+    asked: list[str] = []
+
+    def restart(name: str) -> bool:
+        asked.append(name)
+        return False
+
+    monkeypatch.setattr(egress_command.gateway, "restart", restart)
+    return asked
+
+
 @pytest.fixture
 def runai_key(isolated_state: Path) -> bytes:
     result = lab("rotate-key", "--blueprint", RUNAI)
@@ -95,6 +108,30 @@ def test_rotate_key_makes_a_private_key_and_says_what_changes(isolated_state: Pa
     assert stat.S_IMODE(path.stat().st_mode) == 0o400
     assert str(path) in result.output
     assert "Every pseudonym made with it changes from this instant" in " ".join(result.output.split())
+
+
+def test_rotation_restarts_the_labs_running_gateway_with_the_new_key(
+    isolated_state: Path, restarts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = lab("rotate-key", "--blueprint", RUNAI)
+    assert restarts == ["runai-default"]
+    assert "gateway restarted" not in result.output  # none ran
+    monkeypatch.setattr(egress_command.gateway, "restart", lambda name: True)
+    result = lab("rotate-key", "--blueprint", RUNAI, "--yes")
+    assert "the egress gateway restarted with the new key" in result.output
+
+
+def test_a_gateway_that_does_not_restart_is_said_with_the_key_already_new(
+    isolated_state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fails(name: str) -> bool:
+        raise egress_command.gateway.GatewayError("lab-runai-default-egress: `lab-daemon restart` exited 1")
+
+    monkeypatch.setattr(egress_command.gateway, "restart", fails)
+    result = lab("rotate-key", "--blueprint", RUNAI)
+    assert result.exit_code == 1
+    assert "exited 1" in result.output and "still sends with the old one" in " ".join(result.output.split())
+    assert key_of(isolated_state, "runai-default")
 
 
 def test_rotating_an_existing_key_asks_first(isolated_state: Path, runai_key: bytes) -> None:

@@ -15,8 +15,11 @@ import testinfra
 from lab import promql
 from lab.blueprint.egress_spec import JOB_ID_LABELS
 from lab.blueprint.slurm_blueprint import Blueprint
+from lab.bringup.provision import ProvisionError, private_dir, run_playbook
+from lab.central import builds, fence_install
 from lab.egress import fence, key, names, pseudonyms
 from lab.kinds.slurm_lab import EGRESS_AREAS
+from lab.progress import Progress
 from tests.lab.conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
 
 # The gateway reads every 5 s and sends every 5 s; the site scrapes and evaluates every 15 s: a
@@ -136,3 +139,42 @@ def test_lab_status_lists_the_gateway_and_the_centre(default_lab: Blueprint) -> 
     assert f"http://127.0.0.1:{default_lab.ports.central_logs}" in status
     for daemon in ("egress-gateway", "victoria-metrics", "victoria-logs"):
         assert f"{daemon}=running" in status, status
+
+
+@pytest.mark.parametrize(
+    ("key_file", "said"),
+    [
+        ("/etc/aifactory-lab/egress-key/missing.key", "missing"),
+        ("/tmp/readable.key", "mode 0644, readable beyond its owner"),
+    ],
+)
+def test_a_missing_or_readable_key_stops_the_gateways_role_before_it_changes_anything(
+    default_lab: Blueprint, host: Callable[[str], testinfra.host.Host], key_file: str, said: str
+) -> None:
+    """The fence's playbook with a bad key: the role fails on its first tasks, naming the file and the
+    fix; the running gateway keeps its configuration and its key."""
+    egress = host("egress")
+    if "readable" in said:  # a good key's shape, at a mode that lets others read it
+        egress.run(
+            f"head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > {key_file}; chmod 0644 {key_file}"
+        )
+    config = egress.file("/etc/otelcol-lab/config.yaml").content_string
+    private = private_dir(default_lab.name)
+    binaries = fence_install.install_vars(builds.cached())
+    assert binaries, "the fence's binaries are not cached"
+    try:
+        with pytest.raises(ProvisionError) as refused:
+            run_playbook(
+                private,
+                private / "inventory" / "hosts.yml",
+                {**binaries, "egress_gateway_key_file": key_file},
+                Progress(quiet=True),
+                playbook=fence_install.PLAYBOOK,
+            )
+    finally:
+        egress.run("rm -f /tmp/readable.key")
+    message = " ".join(str(refused.value).split())
+    assert f"{key_file}: {said}" in message and "The gateway was not started" in message
+    assert "lab egress rotate-key" in message
+    assert egress.file("/etc/otelcol-lab/config.yaml").content_string == config
+    assert "egress-gateway running" in egress.check_output("/usr/local/sbin/lab-daemon status egress-gateway")

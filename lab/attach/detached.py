@@ -1,7 +1,7 @@
-"""Processes that work beside a running lab after `lab up` has returned: the live workload, the build
-and install of Prometheus' web UI. Each is a detached ``python -m lab …`` with its pid and log in the
-lab's state directory (``<name>.pid``, ``<name>.log``), so any later `lab` command finds it and
-`lab down` stops it.
+"""Processes that work beside a running lab after `lab up` has returned: the live workload, the builds
+and installs of Prometheus' web UI and of the fence (:class:`BackgroundInstall`). Each is a detached
+``python -m lab …`` with its pid and log in the lab's state directory (``<name>.pid``, ``<name>.log``),
+so any later `lab` command finds it and `lab down` stops it.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from lab.paths import lab_state_dir
@@ -71,3 +72,55 @@ def stop(lab: str, name: str) -> bool:
         os.kill(pid, signal.SIGKILL)
     pid_file(lab, name).unlink(missing_ok=True)
     return True
+
+
+@dataclass(frozen=True)
+class BackgroundInstall:
+    """Something `lab up` leaves to a detached `lab <command>` that builds it and installs it into the
+    running lab (Prometheus' web UI, the fence): its status line for `lab status`, kept in the lab's
+    state directory, and the process that works on it."""
+
+    name: str  # the detached process: <name>.pid, <name>.log
+    status_name: str  # its status line's file in the lab's state directory
+    retry: str  # the command that builds and installs it again, for `lab status`
+
+    def status_file(self, lab: str) -> Path:
+        return lab_state_dir(lab) / self.status_name
+
+    def say(self, lab: str, line: str) -> None:
+        self.status_file(lab).parent.mkdir(parents=True, exist_ok=True)
+        self.status_file(lab).write_text(line + "\n", encoding="utf-8")
+
+    def launch(self, lab: str, lab_args: Sequence[str], meanwhile: str) -> tuple[int, str]:
+        """Start ``python -m lab <lab_args>`` unless it runs already; its pid and the status line
+        written (being built since …, ``meanwhile``: what the lab does until it is installed)."""
+        pid = running_pid(lab, self.name)
+        if pid is None:
+            pid = start(lab, self.name, lab_args)
+        line = (
+            f"being built in the background since {time.strftime('%H:%M:%S')} (pid {pid}, log "
+            f"{log_file(lab, self.name)}); {meanwhile}"
+        )
+        self.say(lab, line)
+        return pid, line
+
+    def status(self, lab: str) -> str | None:
+        """The status line, once a `lab up` wrote one; a background build that ended without its last
+        word (killed, the machine restarted) says so instead of "being built" for ever."""
+        if not self.status_file(lab).is_file():
+            return None
+        line = self.status_file(lab).read_text(encoding="utf-8").strip()
+        if line.startswith("being built") and running_pid(lab, self.name) is None:
+            line = (
+                f"the background build stopped before it was done (log {log_file(lab, self.name)}); "
+                f"`{self.retry}` builds and installs it"
+            )
+        return line
+
+    def pending(self, lab: str) -> bool:
+        """Whether it is still being built or installed in the background."""
+        return running_pid(lab, self.name) is not None
+
+    def cancel(self, lab: str) -> bool:
+        """Stop a background build (`lab down`); True when one was running."""
+        return stop(lab, self.name)

@@ -7,23 +7,16 @@ Until then nothing crosses the fence, and `lab status` says the fence is being b
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
 from typing import Any
 
 from lab.attach import detached
 from lab.bringup.provision import amend_provisioned, private_dir, run_playbook
 from lab.central import builds
-from lab.paths import lab_state_dir
 from lab.progress import Progress
 
-NAME = "fence"  # the detached process: fence.pid, fence.log
 PLAYBOOK = "fence.yml"
-STATUS_FILE = "fence-status"
-
-
-def status_file(lab: str) -> Path:
-    return lab_state_dir(lab) / STATUS_FILE
+# The detached `lab egress install`: fence.pid, fence.log; its line in fence-status.
+BACKGROUND = detached.BackgroundInstall("fence", "fence-status", "lab egress install")
 
 
 def install_vars(built: builds.CentralBinaries | None) -> dict[str, Any]:
@@ -43,21 +36,14 @@ def for_bring_up(lab: str, progress: Progress) -> builds.CentralBinaries | None:
     hit = builds.cached()
     if hit is not None:
         progress.say(f"the fence's binaries: cached ({hit.otelcol.parent.parent})")
-        _say(lab, "installed with the lab")
+        BACKGROUND.say(lab, "installed with the lab")
     return hit
 
 
 def install_later(lab: str, progress: Progress) -> int:
     """Start `lab egress install` for ``lab`` in the background (unless it runs already); its pid."""
-    pid = detached.running_pid(lab, NAME)
-    if pid is None:
-        pid = detached.start(lab, NAME, ["egress", "install", "--lab", lab])
-    log = detached.log_file(lab, NAME)
-    line = (
-        f"being built in the background since {time.strftime('%H:%M:%S')} (pid {pid}, log {log}); "
-        "nothing crosses until it is installed"
-    )
-    _say(lab, line)
+    args = ["egress", "install", "--lab", lab]
+    pid, line = BACKGROUND.launch(lab, args, "nothing crosses until it is installed")
     progress.say(f"the egress gateway and the centre: {line}")
     return pid
 
@@ -75,39 +61,26 @@ def install(lab: str, progress: Progress) -> builds.CentralBinaries:
         with progress.step("the egress gateway and the centre"):
             run_playbook(private, hosts, install_vars(built), progress, playbook=PLAYBOOK)
     except Exception as error:
-        _say(lab, f"not installed: {str(error).splitlines()[0]} (`lab egress install` tries again)")
+        BACKGROUND.say(lab, f"not installed: {str(error).splitlines()[0]} (`lab egress install` tries again)")
         raise
     # The two roles are all that these variables change: the lab is now as a full provisioning with
     # them would leave it, and the next `lab up` need not run Ansible for them.
     amend_provisioned(private, install_vars(built))
-    _say(lab, "installed")
+    BACKGROUND.say(lab, "installed")
     return built
 
 
 def facts(lab: str) -> dict[str, str]:
-    """`lab status`'s fence line, once a `lab up` wrote one; a background build that ended without
-    its last word (killed, the machine restarted) says so instead of "being built" for ever."""
-    if not status_file(lab).is_file():
-        return {}
-    line = status_file(lab).read_text(encoding="utf-8").strip()
-    if line.startswith("being built") and detached.running_pid(lab, NAME) is None:
-        line = (
-            f"the background build stopped before it was done (log {detached.log_file(lab, NAME)}); "
-            "`lab egress install` builds and installs it"
-        )
-    return {"fence": line}
+    """`lab status`'s fence line, once a `lab up` wrote one."""
+    line = BACKGROUND.status(lab)
+    return {} if line is None else {"fence": line}
 
 
 def pending(lab: str) -> bool:
     """Whether the fence is still being built or installed in the background."""
-    return detached.running_pid(lab, NAME) is not None
+    return BACKGROUND.pending(lab)
 
 
 def stop(lab: str) -> bool:
     """Stop a background build (`lab down`); True when one was running."""
-    return detached.stop(lab, NAME)
-
-
-def _say(lab: str, line: str) -> None:
-    status_file(lab).parent.mkdir(parents=True, exist_ok=True)
-    status_file(lab).write_text(line + "\n", encoding="utf-8")
+    return BACKGROUND.cancel(lab)

@@ -7,22 +7,21 @@ being built.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from lab import versions
 from lab.attach import detached
 from lab.bringup.provision import amend_provisioned, private_dir, run_playbook
-from lab.paths import lab_state_dir
 from lab.progress import Progress
 from lab.prometheus_ui import build
 
-NAME = "prometheus-ui"  # the detached process: prometheus-ui.pid, prometheus-ui.log
 PLAYBOOK = "web-ui.yml"
+# The detached `lab web-ui`: prometheus-ui.pid, prometheus-ui.log; its line in the build's status file.
+BACKGROUND = detached.BackgroundInstall("prometheus-ui", build.STATUS_FILE, "lab web-ui")
 
 
 def status_file(lab: str) -> Path:
-    return lab_state_dir(lab) / build.STATUS_FILE
+    return BACKGROUND.status_file(lab)
 
 
 def for_bring_up(lab: str, progress: Progress) -> build.UiBuild | None:
@@ -31,23 +30,14 @@ def for_bring_up(lab: str, progress: Progress) -> build.UiBuild | None:
     hit = build.cached()
     if hit is not None:
         progress.say(f"Prometheus web UI {versions.PROMETHEUS_UI_VERSION}: cached ({hit.tarball})")
-        status_file(lab).parent.mkdir(parents=True, exist_ok=True)
-        status_file(lab).write_text(f"{hit.how} → {hit.tarball}\n", encoding="utf-8")
+        BACKGROUND.say(lab, f"{hit.how} → {hit.tarball}")
     return hit
 
 
 def install_later(lab: str, source: Path | None, progress: Progress) -> int:
     """Start `lab web-ui` for ``lab`` in the background (unless it runs already); returns its pid."""
-    pid = detached.running_pid(lab, NAME)
-    if pid is None:
-        args = ["web-ui", "--lab", lab, *(["--source", str(source)] if source else [])]
-        pid = detached.start(lab, NAME, args)
-    log = detached.log_file(lab, NAME)
-    line = (
-        f"being built in the background since {time.strftime('%H:%M:%S')} (pid {pid}, log {log}); "
-        "Debian's page until it is installed"
-    )
-    status_file(lab).write_text(line + "\n", encoding="utf-8")
+    args = ["web-ui", "--lab", lab, *(["--source", str(source)] if source else [])]
+    pid, line = BACKGROUND.launch(lab, args, "Debian's page until it is installed")
     progress.say(f"Prometheus web UI {versions.PROMETHEUS_UI_VERSION}: {line}")
     return pid
 
@@ -68,29 +58,21 @@ def install(lab: str, source: Path | None, progress: Progress) -> build.UiBuild 
     # The role's web UI tasks are all that its tarball variable changes: the lab is now as a full
     # provisioning with it would leave it, and the next `lab up` need not run Ansible for it.
     amend_provisioned(private, build.install_vars(built))
-    status_file(lab).write_text(f"{built.how} → {built.tarball} (installed)\n", encoding="utf-8")
+    BACKGROUND.say(lab, f"{built.how} → {built.tarball} (installed)")
     return built
 
 
 def facts(lab: str) -> dict[str, str]:
-    """`lab status`'s web UI line, once a `lab up` wrote one; a background build that ended without
-    its last word (killed, the machine restarted) says so instead of "being built" for ever."""
-    if not status_file(lab).is_file():
-        return {}
-    line = status_file(lab).read_text(encoding="utf-8").strip()
-    if line.startswith("being built") and detached.running_pid(lab, NAME) is None:
-        line = (
-            f"the background build stopped before it was done (log {detached.log_file(lab, NAME)}); "
-            "`lab web-ui` builds and installs it"
-        )
-    return {"prometheus_ui": line}
+    """`lab status`'s web UI line, once a `lab up` wrote one."""
+    line = BACKGROUND.status(lab)
+    return {} if line is None else {"prometheus_ui": line}
 
 
 def pending(lab: str) -> bool:
     """Whether the web UI is still being built or installed in the background."""
-    return detached.running_pid(lab, NAME) is not None
+    return BACKGROUND.pending(lab)
 
 
 def stop(lab: str) -> bool:
     """Stop a background build (`lab down`); True when one was running."""
-    return detached.stop(lab, NAME)
+    return BACKGROUND.cancel(lab)

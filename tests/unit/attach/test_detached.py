@@ -48,3 +48,37 @@ def test_a_stale_pid_file_is_not_a_running_process(state: Path) -> None:
     (state / "lab1" / "gone.pid").write_text("999999999\n")
     assert detached.running_pid("lab1", "gone") is None
     assert detached.stop("lab1", "gone") is False
+
+
+INSTALL = detached.BackgroundInstall("thing", "thing-status", "lab thing")
+
+
+def test_a_background_install_starts_once_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[list[str]] = []
+    running: dict[str, int] = {}
+
+    def start(lab: str, name: str, args: list[str]) -> int:
+        started.append(args)
+        running[name] = 4242
+        return 4242
+
+    monkeypatch.setattr(detached, "start", start)
+    monkeypatch.setattr(detached, "running_pid", lambda lab, name: running.get(name))
+    assert INSTALL.status("lab1") is None  # no `lab up` wrote a line yet
+    pid, line = INSTALL.launch("lab1", ["thing", "--lab", "lab1"], "the old one until then")
+    assert pid == 4242 and INSTALL.launch("lab1", ["thing"], "the old one until then")[0] == 4242
+    assert started == [["thing", "--lab", "lab1"]]
+    assert line.startswith("being built in the background since ") and "(pid 4242, log " in line
+    assert INSTALL.status("lab1") == line and line.endswith("; the old one until then")
+    assert INSTALL.pending("lab1")
+    running.clear()  # it ended without its last word: the line says so instead of "being built"
+    stopped = INSTALL.status("lab1")
+    assert stopped is not None and stopped.startswith("the background build stopped before it was done")
+    assert "`lab thing` builds and installs it" in stopped and not INSTALL.pending("lab1")
+
+
+def test_a_background_install_keeps_its_last_word(state: Path) -> None:
+    INSTALL.say("lab1", "installed")
+    assert (state / "lab1" / "thing-status").read_text() == "installed\n"
+    assert INSTALL.status("lab1") == "installed"
+    assert INSTALL.cancel("lab1") is False  # nothing running

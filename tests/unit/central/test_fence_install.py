@@ -47,24 +47,19 @@ def test_builds_finds_nothing_cached_in_an_empty_state_root(state: Path) -> None
     assert builds.cached(state) is None
 
 
-def test_the_background_install_starts_once_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    started: list[list[str]] = []
-    running: dict[str, int] = {}
+def test_the_background_install_is_lab_egress_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    launched: list[tuple[str, list[str], str]] = []
 
-    def start(lab: str, name: str, args: list[str]) -> int:
-        started.append(args)
-        running[name] = 4242
-        return 4242
+    def launch(self: Any, lab: str, args: list[str], meanwhile: str) -> tuple[int, str]:
+        launched.append((lab, args, meanwhile))
+        return 4242, "being built"
 
-    monkeypatch.setattr(fence_install.detached, "start", start)
-    monkeypatch.setattr(fence_install.detached, "running_pid", lambda lab, name: running.get(name))
+    monkeypatch.setattr(fence_install.detached.BackgroundInstall, "launch", launch)
     assert fence_install.install_later("lab1", Progress(quiet=True)) == 4242
-    assert fence_install.install_later("lab1", Progress(quiet=True)) == 4242
-    assert started == [["egress", "install", "--lab", "lab1"]]
-    assert fence_install.pending("lab1")
-    assert fence_install.facts("lab1")["fence"].startswith("being built in the background since")
-    running.clear()  # it ended without its last word: the line says so instead of "being built"
-    assert "stopped before it was done" in fence_install.facts("lab1")["fence"]
+    assert launched == [
+        ("lab1", ["egress", "install", "--lab", "lab1"], "nothing crosses until it is installed")
+    ]
+    assert fence_install.BACKGROUND.retry == "lab egress install"
 
 
 def _inventory(state: Path) -> None:

@@ -43,23 +43,21 @@ def test_without_a_cached_build_the_bring_up_does_not_wait(state: Path) -> None:
     assert not install.status_file("lab1").exists()
 
 
-def test_the_background_build_starts_once_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    started: list[list[str]] = []
-    running: dict[str, int] = {}
+def test_the_background_build_is_lab_web_ui_with_the_source_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    launched: list[tuple[str, list[str], str]] = []
 
-    def start(lab: str, name: str, args: list[str]) -> int:
-        started.append(args)
-        running[name] = 4242
-        return 4242
+    def launch(self: Any, lab: str, args: list[str], meanwhile: str) -> tuple[int, str]:
+        launched.append((lab, args, meanwhile))
+        return 4242, "being built"
 
-    monkeypatch.setattr(install.detached, "start", start)
-    monkeypatch.setattr(install.detached, "running_pid", lambda lab, name: running.get(name))
+    monkeypatch.setattr(install.detached.BackgroundInstall, "launch", launch)
     assert install.install_later("lab1", Path("/src/ui.tar.gz"), Progress(quiet=True)) == 4242
     assert install.install_later("lab1", None, Progress(quiet=True)) == 4242
-    assert started == [["web-ui", "--lab", "lab1", "--source", "/src/ui.tar.gz"]]
-    line = install.status_file("lab1").read_text()
-    assert line.startswith("being built in the background since ") and "(pid 4242, log " in line
-    assert line.endswith("Debian's page until it is installed\n")
+    meanwhile = "Debian's page until it is installed"
+    assert launched == [
+        ("lab1", ["web-ui", "--lab", "lab1", "--source", "/src/ui.tar.gz"], meanwhile),
+        ("lab1", ["web-ui", "--lab", "lab1"], meanwhile),
+    ]
 
 
 def test_install_runs_the_roles_web_ui_tasks_on_the_labs_inventory(

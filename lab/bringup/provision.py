@@ -6,6 +6,7 @@ Ansible's events into progress lines and, on failure, an error that names the ho
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 from collections.abc import Iterator
@@ -111,10 +112,14 @@ def amend_provisioned(private: Path, added: dict[str, Any]) -> bool:
     record = private / PROVISIONED
     if not record.is_file():
         return False
-    data = json.loads(record.read_text(encoding="utf-8"))
-    if data["digest"] != inputs_digest(data["inventory"], data["extravars"]):
-        return False  # ansible/ or a file it names changed since: a full run is due anyway
-    record_provisioned(private, data["inventory"], {**data["extravars"], **added})
+    # Two background installs (the web UI's, the fence's) may finish at once: one amends at a time,
+    # so neither writes back a record without the other's variables.
+    with (private / f".{PROVISIONED}.lock").open("a") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        data = json.loads(record.read_text(encoding="utf-8"))
+        if data["digest"] != inputs_digest(data["inventory"], data["extravars"]):
+            return False  # ansible/ or a file it names changed since: a full run is due anyway
+        record_provisioned(private, data["inventory"], {**data["extravars"], **added})
     return True
 
 

@@ -84,12 +84,14 @@ def test_prometheus_sends_to_the_alertmanager(endpoints: dict[str, str]) -> None
 
 
 def test_prometheus_loads_the_slurm_labs_rule_files(endpoints: dict[str, str]) -> None:
-    installed = [f"/etc/prometheus/rules/{area}.yml" for area in ("dcgm", "slurm")]
+    # The site's rules, then the egress records the fence sends (signals/egress.md).
+    areas = ("dcgm", "slurm", "egress-dcgm", "egress-slurm")
+    installed = [f"/etc/prometheus/rules/{area}.yml" for area in areas]
     config = yaml.safe_load(get(f"{endpoints['prometheus']}/api/v1/status/config")["data"]["yaml"])
     assert config["rule_files"] == installed
     shipped = {
         (f"/etc/prometheus/rules/{area}.yml", group["name"])
-        for area in ("dcgm", "slurm")
+        for area in areas
         for group in yaml.safe_load((RULES / f"{area}.yml").read_text())["groups"] or []
     }
     groups = get(f"{endpoints['prometheus']}/api/v1/rules")["data"]["groups"]

@@ -208,11 +208,12 @@ def test_jwt_key_is_only_where_it_is_needed(host: Callable[[str], Host], default
 def test_status_json_reports_containers_nodes_and_endpoints(default_lab: Blueprint) -> None:
     report = json.loads(run_lab("status", "--lab", default_lab.name, "--json").stdout)
     assert {"containers", "nodes", "endpoints"} <= set(report)
-    services = {"controller", "dbd", "restd", "prometheus"}
+    services = {"controller", "dbd", "restd", "prometheus", "egress", "central"}  # the fence's two too
     assert {row["host"] for row in report["containers"]} == {*services, *default_lab.nodes.names}
     assert all(row["state"] == "running" for row in report["containers"])
     controller = next(row for row in report["containers"] if row["host"] == "controller")
     assert controller["daemons"] == {"munged": "running", "slurmctld": "running", "slurm_exporter": "running"}
+    assert report["fence"].startswith("installed")  # in the background, or with the lab once cached
     assert {node["name"] for node in report["nodes"]} == set(default_lab.nodes.names)
     assert all(node["gres"] == "gpu:h100:8" for node in report["nodes"])
     url = report["endpoints"]["slurmrestd"]

@@ -1,11 +1,12 @@
-"""A Slurm lab: the real Slurm cluster, its pinned exporter, the DCGM shim on every node, Prometheus.
+"""A Slurm lab: the real Slurm cluster, its pinned exporter, the DCGM shim on every node, Prometheus,
+and (the blueprint's `egress`, on by default) the fence: the site's egress gateway and the centre.
 
 `lab up` renders it once from the blueprint (containers, Ansible inventory and variables) and hands it to
 the one bring-up. What the lab's first minutes do not need stays off that path: the exporter is built
-beside the images and containers (provisioning waits for it), Prometheus' web UI, when no build is
-cached, is built and installed in the background once the lab is up, and the live workload starts at
-once and builds pyslurm's wheel itself before its first job (:func:`start_live_workload`). `lab status`
-says what is still being built."""
+beside the images and containers (provisioning waits for it), Prometheus' web UI and the fence, when
+not cached, are built and installed in the background once the lab is up, and the live workload starts
+at once and builds pyslurm's wheel itself before its first job (:func:`start_live_workload`). `lab
+status` says what is still being built."""
 
 from __future__ import annotations
 

@@ -101,6 +101,8 @@ RUNAI_REST_KEYS_MOUNT = "/etc/aifactory-lab/runai-rest"
 # Host → the egress gateway's container, read-only: the lab's pseudonym key (lab.egress.key), a directory
 # so that `lab egress rotate-key`'s atomic replacement is seen inside.
 EGRESS_KEY_MOUNT = "/etc/aifactory-lab/egress-key"
+EGRESS_HOST = "egress"  # the host (and inventory group) of the site's egress gateway
+CENTRAL_HOST = "central"  # the host (and inventory group) of the centre beyond the fence
 EGRESS_STATE_DIR = "/var/lib/otelcol-lab"  # the gateway's queues and file offsets (file_storage), a volume
 CENTRAL_DATA_DIR = "/var/lib/central"  # the centre's stores' data (victoria-metrics/, victoria-logs/)
 JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default

@@ -12,7 +12,7 @@ from lab.blueprint.runai_blueprint import RunaiBlueprint
 from lab.blueprint.slurm_blueprint import Blueprint
 from lab.paths import lab_state_dir
 
-IMAGE_OF_ROLE = {"rack": "node", "egress": "fence", "central": "fence"}
+IMAGE_OF_ROLE = {"rack": "node", contract.EGRESS_HOST: "fence", contract.CENTRAL_HOST: "fence"}
 
 
 @dataclass(frozen=True)
@@ -75,15 +75,15 @@ def fence_specs(lab: str, metrics_port: int, logs_port: int) -> list[ContainerSp
     return [
         ContainerSpec(
             lab,
-            "egress",
-            "egress",
+            contract.EGRESS_HOST,
+            contract.EGRESS_HOST,
             volumes={f"lab-{lab}-egress": contract.EGRESS_STATE_DIR},
             binds={str(contract.egress_key_dir(lab)): contract.EGRESS_KEY_MOUNT},
         ),
         ContainerSpec(
             lab,
-            "central",
-            "central",
+            contract.CENTRAL_HOST,
+            contract.CENTRAL_HOST,
             ports={contract.VICTORIA_METRICS_PORT: metrics_port, contract.VICTORIA_LOGS_PORT: logs_port},
             volumes={f"lab-{lab}-central": contract.CENTRAL_DATA_DIR},
         ),

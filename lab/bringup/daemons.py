@@ -17,8 +17,8 @@ DAEMONS_BY_ROLE = {
     "restd": ["munged", "slurmrestd"],
     "prometheus": ["prometheus", "alertmanager", "alert-receiver"],
     "runai": ["runai"],
-    "egress": ["egress-gateway"],
-    "central": ["victoria-metrics", "victoria-logs"],
+    contract.EGRESS_HOST: ["egress-gateway"],
+    contract.CENTRAL_HOST: ["victoria-metrics", "victoria-logs"],
 }
 
 

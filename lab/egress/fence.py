@@ -10,12 +10,13 @@ from typing import Any
 
 import yaml
 
+from lab import contract
 from lab.blueprint.egress_spec import JOB_ID_LABELS, EgressSpec
 from lab.paths import ANSIBLE_DIR
 
 RULES_DIR = ANSIBLE_DIR / "roles" / "prometheus" / "files" / "rules"
-GATEWAY_HOST = "egress"  # the inventory group and the host of the site's egress gateway
-CENTRAL_HOST = "central"  # the inventory group and the host of the centre
+GATEWAY_HOST = contract.EGRESS_HOST
+CENTRAL_HOST = contract.CENTRAL_HOST
 
 
 # What the gateway's prometheus receiver adds for each read of /federate, as a Prometheus scrape does

@@ -92,7 +92,15 @@ class Probe:
             f"sbatch --parsable --job-name=drill --time=10 --gres=gpu:{gpus} --output=/dev/null "
             f"{options} --wrap {shlex.quote(f'lab-gpu-app --seconds {seconds}')}"
         )
-        job = self.slurm(f"runuser -u {shlex.quote(user)} -- {sbatch}").strip().split(";")[0]
+        # sbatch's answer is kept in a file too: an exec's output can come back empty though the command
+        # ran (https://github.com/moby/moby/issues/27289), and a second sbatch would be a second job.
+        answer = f"/tmp/drill-sbatch-{len(self.submitted)}"
+        job = self.slurm(f"runuser -u {shlex.quote(user)} -- {sbatch} > {answer} && cat {answer}")
+        for _ in range(3):
+            if job.strip():
+                break
+            job = self.slurm(f"cat {answer}")
+        job = job.strip().split(";")[0]
         if not job.isdigit():
             raise DrillError(f"sbatch answered {job!r}, not a job id")
         self.submitted.append(job)

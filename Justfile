@@ -118,7 +118,8 @@ bench:
 rules-test:
     python3 tests/rules/cut_series.py --check
     image="$(python3 -c 'from lab.bringup.images import role_image; print(role_image("prometheus"))')"; \
-    docker run --rm -v "$PWD:/w:ro" -w /w "$image" promtool check rules ansible/roles/prometheus/files/rules/*.yml; \
+    docker run --rm -v "$PWD:/w:ro" -w /w "$image" promtool check rules ansible/roles/prometheus/files/rules/*.yml \
+        ansible/roles/central_store/files/rules/*.yml; \
     docker run --rm -v "$PWD:/w:ro" -w /w "$image" promtool test rules tests/rules/*.test.yml
 
 # The checks that need no running lab (CI runs them before `just test`)

@@ -29,10 +29,11 @@ RUNAI_API_PORT = 9590  # the Run:ai driver's runai_* /metrics (docs/runai.md)
 RUNAI_REST_PORT = 9589
 RUNAI_DCGM_FIRST_PORT = 9591  # node i of a Run:ai blueprint serves its DCGM target on 9591 + i
 KUBE_APISERVER_PORT = 6443  # kube-apiserver's --secure-port default, in the Run:ai lab's container
-# The site's centre beyond the fence (signals/egress.md), in its own container: VictoriaMetrics'
-# and VictoriaLogs' default -httpListenAddr ports (:8428, :9428).
+# The site's centre beyond the fence (signals/egress.md), in its own container: VictoriaMetrics',
+# VictoriaLogs' and vmalert's (the central rules) default -httpListenAddr ports (:8428, :9428, :8880).
 VICTORIA_METRICS_PORT = 8428
 VICTORIA_LOGS_PORT = 9428
+VMALERT_PORT = 8880
 
 # The other Kubernetes processes of the Run:ai lab (lab/kube/controlplane.py), in its container and never
 # published. KAI's binaries (v0.13.0 cmd/*/app/options.go), kube-state-metrics and the training operator
@@ -130,6 +131,7 @@ SERVICE_BY_PORT = {
     KUBE_APISERVER_PORT: "kube-apiserver",
     VICTORIA_METRICS_PORT: "central-metrics",
     VICTORIA_LOGS_PORT: "central-logs",
+    VMALERT_PORT: "central-alerts",
 }
 
 ANSIBLE_VARS_FILE = paths.ANSIBLE_DIR / "group_vars" / "all" / "contract.yml"
@@ -202,6 +204,7 @@ def ansible_vars() -> dict[str, Any]:
                 "runai_dcgm_first": RUNAI_DCGM_FIRST_PORT,
                 "victoria_metrics": VICTORIA_METRICS_PORT,
                 "victoria_logs": VICTORIA_LOGS_PORT,
+                "vmalert": VMALERT_PORT,
             },
             "mounts": {
                 "shared": SHARED_MOUNT,

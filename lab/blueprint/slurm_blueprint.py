@@ -162,6 +162,7 @@ class Ports(Strict):
     slurm_exporter: Port = contract.SLURM_EXPORTER_PORT
     central_metrics: Port = contract.VICTORIA_METRICS_PORT  # the centre's VictoriaMetrics (egress on)
     central_logs: Port = contract.VICTORIA_LOGS_PORT  # the centre's VictoriaLogs (egress on)
+    central_alerts: Port = contract.VMALERT_PORT  # the centre's vmalert, its rules' state (egress on)
 
 
 class Slurm(Strict):

@@ -67,11 +67,11 @@ def prometheus_spec(lab: str, host_port: int, alertmanager_port: int) -> Contain
     )
 
 
-def fence_specs(lab: str, metrics_port: int, logs_port: int) -> list[ContainerSpec]:
+def fence_specs(lab: str, metrics_port: int, logs_port: int, alerts_port: int) -> list[ContainerSpec]:
     """Both sides of the fence (signals/egress.md). The site's egress gateway reads the site's Prometheus
     and sends what may leave, pseudonymised with the lab's key (read-only), keeping its queues on a
-    volume; the centre beyond it runs VictoriaMetrics and VictoriaLogs, published on 127.0.0.1, their
-    data on a volume."""
+    volume; the centre beyond it runs VictoriaMetrics, VictoriaLogs and vmalert (the central rules),
+    published on 127.0.0.1, the stores' data on a volume."""
     return [
         ContainerSpec(
             lab,
@@ -84,7 +84,11 @@ def fence_specs(lab: str, metrics_port: int, logs_port: int) -> list[ContainerSp
             lab,
             contract.CENTRAL_HOST,
             contract.CENTRAL_HOST,
-            ports={contract.VICTORIA_METRICS_PORT: metrics_port, contract.VICTORIA_LOGS_PORT: logs_port},
+            ports={
+                contract.VICTORIA_METRICS_PORT: metrics_port,
+                contract.VICTORIA_LOGS_PORT: logs_port,
+                contract.VMALERT_PORT: alerts_port,
+            },
             volumes={f"lab-{lab}-central": contract.CENTRAL_DATA_DIR},
         ),
     ]
@@ -112,7 +116,8 @@ def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
         prometheus_spec(lab, blueprint.ports.prometheus, blueprint.ports.alertmanager),
     ]
     if blueprint.egress.enabled:
-        specs += fence_specs(lab, blueprint.ports.central_metrics, blueprint.ports.central_logs)
+        ports = blueprint.ports
+        specs += fence_specs(lab, ports.central_metrics, ports.central_logs, ports.central_alerts)
     node_tmpfs = {
         "/run": "mode=0755",
         contract.DRILL_FULL_MOUNT: f"size={contract.DRILL_FULL_SIZE},mode=0755",

@@ -18,7 +18,7 @@ DAEMONS_BY_ROLE = {
     "prometheus": ["prometheus", "alertmanager", "alert-receiver"],
     "runai": ["runai"],
     contract.EGRESS_HOST: ["egress-gateway"],
-    contract.CENTRAL_HOST: ["victoria-metrics", "victoria-logs"],
+    contract.CENTRAL_HOST: ["victoria-metrics", "victoria-logs", "vmalert"],
 }
 
 

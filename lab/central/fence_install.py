@@ -27,6 +27,7 @@ def install_vars(built: builds.CentralBinaries | None) -> dict[str, Any]:
         "egress_gateway_binary_src": str(built.otelcol),
         "central_store_victoria_metrics_src": str(built.victoria_metrics),
         "central_store_victoria_logs_src": str(built.victoria_logs),
+        "central_store_vmalert_src": str(built.vmalert),
     }
 
 

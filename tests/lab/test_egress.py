@@ -137,7 +137,8 @@ def test_lab_status_lists_the_gateway_and_the_centre(default_lab: Blueprint) -> 
     assert "fence (egress gateway → centre): installed" in status
     assert f"http://127.0.0.1:{default_lab.ports.central_metrics}" in status
     assert f"http://127.0.0.1:{default_lab.ports.central_logs}" in status
-    for daemon in ("egress-gateway", "victoria-metrics", "victoria-logs"):
+    assert f"http://127.0.0.1:{default_lab.ports.central_alerts}" in status
+    for daemon in ("egress-gateway", "victoria-metrics", "victoria-logs", "vmalert"):
         assert f"{daemon}=running" in status, status
 
 

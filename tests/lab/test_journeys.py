@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from testinfra.host import Host
@@ -37,6 +38,10 @@ JOB_GPUS = 4
 FAULTED_XID = 79  # "GPU has fallen off the bus": the XID the health check drains for, sticky until reset
 # Fault to delivery: a 15 s scrape, a 15 s evaluation, no `for:`, then Alertmanager's group_wait.
 DELIVERY_TIMEOUT_S = 150
+# Fault to the central alert: the site's scrape and evaluation (30 s), the gateway's read and send
+# (10 s), the centre's latency offset (-search.latencyOffset, 30 s, which vmalert's -rule.evalDelay
+# follows) and its 15 s evaluation, with margin.
+CENTRAL_TIMEOUT_S = 180
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,31 @@ def _alert(notification: Delivered, alertname: str) -> dict[str, str]:
     (alert,) = _firing(notification, alertname)
     labels: dict[str, str] = alert["labels"]
     return labels
+
+
+def _central_alert(lab: Blueprint, alertname: str, faulted: Faulted, within_s: float) -> dict[str, Any]:
+    """The centre's ``alertname`` firing for the faulted node (vmalert's /api/v1/alerts), once; prints
+    the delay from the fault to its activation at the centre (BENCHMARKS.md)."""
+    vmalert = f"http://127.0.0.1:{lab.ports.central_alerts}"
+
+    def firing() -> list[dict[str, Any]]:
+        return [
+            a
+            for a in promql.alerts(vmalert)
+            if a["labels"].get("alertname") == alertname
+            and a["labels"].get("Hostname") == faulted.node
+            and a["state"] == "firing"
+        ]
+
+    (alert,) = wait_for(firing, within_s, f"{alertname} firing at the centre")
+    # BENCHMARKS.md: seen firing (polled every 0.5 s), and the data time its condition first held
+    # (vmalert's activeAt: the evaluation's time, -rule.evalDelay behind the clock).
+    seen, since = time.time() - faulted.injected_at, unix_time(alert["activeAt"]) - faulted.injected_at
+    print(f"{alertname} firing at the centre {seen:.1f} s after the fault (active from {since:.1f} s)")
+    # No job id and no holder cross the fence: the centre names the site, node and GPU only.
+    assert not {"hpc_job", "pod", "namespace", "container"} & set(alert["labels"]), alert
+    assert (alert["labels"]["cluster"], alert["labels"]["gpu"]) == (lab.slurm.cluster_name, faulted.gpu)
+    return alert
 
 
 @contextmanager
@@ -184,6 +214,13 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
     # The journey's dashboard: every panel answers while the fault is in.
     assert not silent_panels(prometheus, "journey-failed-job-gpu-fault.json")
 
+    # From the centre (docs/journeys.md): the central alert names the node and GPU, and the XID as its
+    # value; the site's Prometheus turns node and GPU into the job.
+    central = _central_alert(default_lab, "CentralGPUXIDError", faulted, CENTRAL_TIMEOUT_S)
+    assert (central["labels"]["UUID"], float(central["value"])) == (labels["UUID"], FAULTED_XID)
+    at_site = f'hpc_job:dcgm_gpu_xid:latched{{Hostname="{faulted.node}", gpu="{faulted.gpu}"}}'
+    assert [s.labels["hpc_job"] for s in promql.query(prometheus, at_site)] == [faulted.job]
+
 
 def _busy_minute(job: str) -> str:
     """The job's GPUs whose last minute holds four samples or more of a computing step (median tensor
@@ -250,6 +287,13 @@ def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its
     assert now and before and now[0].value < 0.75 * before[0].value, (now, before)
     # The journey's dashboard: every panel answers while the fault is in.
     assert not silent_panels(prometheus, "journey-slow-job-throttled-gpu.json")
+
+    # From the centre (docs/journeys.md): the straggler against the busy GPUs of its node, its clock the
+    # alert's value; the site's Prometheus turns node and GPU into the job.
+    central = _central_alert(default_lab, "CentralGPUSlowerThanNodePeers", faulted, CENTRAL_TIMEOUT_S)
+    assert (central["labels"]["UUID"], float(central["value"])) == (labels["UUID"], 990.0)
+    at_site = f'DCGM_FI_DEV_SM_CLOCK{{Hostname="{faulted.node}", gpu="{faulted.gpu}", hpc_job!=""}}'
+    assert {s.labels["hpc_job"] for s in promql.query(prometheus, at_site)} == {faulted.job}
 
 
 STARVED_NODE = "dgx-003"  # drained for repair and in a maintenance reservation (blueprints/default.yaml)

@@ -165,37 +165,58 @@ def _xid_notes(gpu: Labels, holder: str) -> Labels:
     }
 
 
-def _xid_run(job: str, node: str, xid: Raw, drains: Raw, end: float) -> Test:
+class XidCut:
+    """One XID run of the Slurm journey capture: the job's GPUs' XID series and the node's drain over the
+    window, the faulted GPU's labels, and the slots of the first and last scrape that show the XID."""
+
+    def __init__(self, job: str, node: str, xid: Raw, drains: Raw, end: float) -> None:
+        job_gpus = {s["metric"]["gpu"] for s in xid if s["metric"].get("hpc_job") == job}
+        faulted = _one(
+            xid,
+            lambda m: m["Hostname"] == node and m["gpu"] in job_gpus and m["err_code"] != "0",
+            f"an XID on a GPU of job {job}",
+        )
+        gpu_index = faulted["metric"]["gpu"]
+        mapped = _one(
+            xid, lambda m: m.get("hpc_job") == job and m["gpu"] == gpu_index, f"job {job} on its GPU"
+        )
+        first_xid, last_xid = float(faulted["values"][0][0]), float(faulted["values"][-1][0])
+        last_mapped = float(mapped["values"][-1][0])
+        if not first_xid - last_mapped <= 60 < last_xid - last_mapped:
+            raise SystemExit(
+                f"{SLURM_CAPTURE}: job {job}: the XID must follow its last mapped scrape within 1m"
+            )
+        window = Window(float(mapped["values"][0][0]) - SCRAPE_S, end)
+        self.job, self.node = job, node
+        self.series = window.cut(xid, lambda m: m["Hostname"] == node and m["gpu"] in job_gpus)
+        self.series += window.cut(drains, lambda m: m["node"] == node)
+        self.gpu = {k: faulted["metric"][k] for k in ("Hostname", "gpu", "UUID", "err_code", "err_msg")}
+        self.first, self.last = window.slot(first_xid), window.slot(last_xid)
+        self.drained = [
+            {"labels": selector(s["metric"]), "value": 1}
+            for s in drains
+            if s["metric"]["node"] == node
+            and window.slot(float(s["values"][0][0])) <= self.last <= window.slot(float(s["values"][-1][0]))
+        ]
+
+
+def _xid_cuts() -> list[XidCut]:
+    """One cut per XID run of the capture: the i-th --job with the i-th --node."""
+    window = _capture("window.json")
+    xid, drains = _capture("dcgm-xid-errors.json"), _capture("slurm-node-drain-reason-info.json")
+    runs = zip(window["jobs"], window["nodes"], strict=False)
+    return [XidCut(job, node, xid, drains, window["end"]) for job, node in runs]
+
+
+def _xid_run(cut: XidCut) -> Test:
     """XID on one GPU of a running multi-GPU job: GPUXIDError names the job after its Epilog unmapped it."""
-    job_gpus = {s["metric"]["gpu"] for s in xid if s["metric"].get("hpc_job") == job}
-    faulted = _one(
-        xid,
-        lambda m: m["Hostname"] == node and m["gpu"] in job_gpus and m["err_code"] != "0",
-        f"an XID on a GPU of job {job}",
-    )
-    gpu_index = faulted["metric"]["gpu"]
-    mapped = _one(xid, lambda m: m.get("hpc_job") == job and m["gpu"] == gpu_index, f"job {job} on its GPU")
-    first_xid, last_xid = float(faulted["values"][0][0]), float(faulted["values"][-1][0])
-    last_mapped = float(mapped["values"][-1][0])
-    if not first_xid - last_mapped <= 60 < last_xid - last_mapped:
-        raise SystemExit(f"{SLURM_CAPTURE}: job {job}: the XID must follow its last mapped scrape within 1m")
-    window = Window(float(mapped["values"][0][0]) - SCRAPE_S, end)
-    series = window.cut(xid, lambda m: m["Hostname"] == node and m["gpu"] in job_gpus)
-    series += window.cut(drains, lambda m: m["node"] == node)
-    gpu = {k: faulted["metric"][k] for k in ("Hostname", "gpu", "UUID", "err_code", "err_msg")}
+    job, gpu, first, last = cut.job, cut.gpu, cut.first, cut.last
     named = {**gpu, "hpc_job": job, "severity": "critical"}
     notes = _xid_notes(gpu, f"Slurm job {job}")
-    first, last = window.slot(first_xid), window.slot(last_xid)
-    drained = [
-        {"labels": selector(s["metric"]), "value": 1}
-        for s in drains
-        if s["metric"]["node"] == node
-        and window.slot(float(s["values"][0][0])) <= last <= window.slot(float(s["values"][-1][0]))
-    ]
     return {
-        "name": f"XID {gpu['err_code']} on GPU {gpu_index} of {node} names Slurm job {job} (captured)",
+        "name": f"XID {gpu['err_code']} on GPU {gpu['gpu']} of {cut.node} names Slurm job {job} (captured)",
         "interval": f"{SCRAPE_S}s",
-        "input_series": series,
+        "input_series": cut.series,
         "alert_rule_test": [
             _alert(first - 1, "GPUXIDError"),
             _alert(first, "GPUXIDError", (named, notes)),
@@ -212,20 +233,17 @@ def _xid_run(job: str, node: str, xid: Raw, drains: Raw, end: float) -> Test:
             },
             # docs/journeys.md, failed job (Slurm), step 3: the drain the health check set.
             {
-                "expr": f'slurm_node_drain_reason_info{{node="{node}"}}',
+                "expr": f'slurm_node_drain_reason_info{{node="{cut.node}"}}',
                 "eval_time": at(last),
-                "exp_samples": drained,
+                "exp_samples": cut.drained,
             },
         ],
     }
 
 
 def gpu_fault_slurm() -> dict[str, Any]:
-    """One test per XID run of the capture: the i-th --job with the i-th --node."""
-    window = _capture("window.json")
-    xid, drains = _capture("dcgm-xid-errors.json"), _capture("slurm-node-drain-reason-info.json")
-    runs = zip(window["jobs"], window["nodes"], strict=False)
-    return _test_file(["dcgm.yml"], [_xid_run(job, node, xid, drains, window["end"]) for job, node in runs])
+    """One test per XID run of the capture."""
+    return _test_file(["dcgm.yml"], [_xid_run(cut) for cut in _xid_cuts()])
 
 
 def starved_slurm() -> dict[str, Any]:
@@ -275,39 +293,54 @@ def starved_slurm() -> dict[str, Any]:
     return _test_file(["slurm.yml"], [test])
 
 
+class ThrottleCut:
+    """The throttle journey's capture: a power brake on one GPU of a running 4-GPU job. The job's SM clock
+    and utilisation series over the window, the braked GPU, and the slot of its first slow scrape (a
+    computing GPU under 90 % of the job's top clock)."""
+
+    def __init__(self) -> None:
+        meta = _capture("window.json", THROTTLE_CAPTURE)
+        job = meta["jobs"][0]
+        clock = [
+            s for s in _capture("dcgm-sm-clock.json", THROTTLE_CAPTURE) if s["metric"].get("hpc_job") == job
+        ]
+        util = [
+            s for s in _capture("dcgm-gpu-util.json", THROTTLE_CAPTURE) if s["metric"].get("hpc_job") == job
+        ]
+        if len(clock) < 2:
+            raise SystemExit(f"{THROTTLE_CAPTURE}: job {job} needs two GPUs or more in the capture")
+        busy = {(s["metric"]["gpu"], t) for s in util for t, v in s["values"] if float(v) > 0}
+        top = max(float(v) for s in clock for _, v in s["values"])
+        slowed = [
+            (float(t), s)
+            for s in clock
+            for t, v in s["values"]
+            if float(v) < 0.9 * top and (s["metric"]["gpu"], t) in busy
+        ]
+        if not slowed:
+            raise SystemExit(f"{THROTTLE_CAPTURE}: no GPU of job {job} slowed; capture the journey again")
+        first_slow, self.braked = min(slowed, key=lambda pair: pair[0])
+        self.window = Window(min(float(s["values"][0][0]) for s in clock) - SCRAPE_S, meta["end"])
+        self.slow = self.window.slot(first_slow)
+        if self.window.slot(float(self.braked["values"][-1][0])) < self.slow + 8:
+            raise SystemExit(f"{THROTTLE_CAPTURE}: the brake must last two minutes of scrapes")
+        self.job, self.clock = job, clock
+        self.series = self.window.cut(clock, lambda _: True) + self.window.cut(util, lambda _: True)
+        self.gpu = {k: self.braked["metric"][k] for k in ("Hostname", "gpu", "UUID")}
+
+    def last_minute(self, series: dict[str, Any], slot: int) -> list[float]:
+        """The samples a 1m range selector at ``slot`` holds (both ends included in Prometheus 2.x)."""
+        return [float(v) for t, v in series["values"] if slot - 4 <= self.window.slot(float(t)) <= slot]
+
+
 def throttled_slurm() -> dict[str, Any]:
-    """A power brake on one GPU of a running 4-GPU job: GPUSlowerThanItsJob names that GPU and no other
-    GPU of the job, once a whole minute of its scrapes is slow and the rule's `for: 1m` has passed."""
-    meta = _capture("window.json", THROTTLE_CAPTURE)
-    job = meta["jobs"][0]
-    clock = [s for s in _capture("dcgm-sm-clock.json", THROTTLE_CAPTURE) if s["metric"].get("hpc_job") == job]
-    util = [s for s in _capture("dcgm-gpu-util.json", THROTTLE_CAPTURE) if s["metric"].get("hpc_job") == job]
-    if len(clock) < 2:
-        raise SystemExit(f"{THROTTLE_CAPTURE}: job {job} needs two GPUs or more in the capture")
-    # The brake: a scrape where a GPU that computes (GPU_UTIL > 0) clocks under 90 % of the job's top.
-    busy = {(s["metric"]["gpu"], t) for s in util for t, v in s["values"] if float(v) > 0}
-    top = max(float(v) for s in clock for _, v in s["values"])
-    slowed = [
-        (float(t), s)
-        for s in clock
-        for t, v in s["values"]
-        if float(v) < 0.9 * top and (s["metric"]["gpu"], t) in busy
-    ]
-    if not slowed:
-        raise SystemExit(f"{THROTTLE_CAPTURE}: no GPU of job {job} slowed; capture the journey again")
-    first_slow, braked = min(slowed, key=lambda pair: pair[0])
-    window = Window(min(float(s["values"][0][0]) for s in clock) - SCRAPE_S, meta["end"])
-    slow = window.slot(first_slow)
-    if window.slot(float(braked["values"][-1][0])) < slow + 8:
-        raise SystemExit(f"{THROTTLE_CAPTURE}: the brake must last two minutes of scrapes")
-    gpu = {k: braked["metric"][k] for k in ("Hostname", "gpu", "UUID")}
+    """GPUSlowerThanItsJob names the braked GPU and no other GPU of the job, once a whole minute of its
+    scrapes is slow and the rule's `for: 1m` has passed."""
+    cut = ThrottleCut()
+    job, gpu, slow, clock = cut.job, cut.gpu, cut.slow, cut.clock
     fires = slow + 8
 
-    def last_minute(series: dict[str, Any]) -> list[float]:
-        """The samples a 1m range selector at ``fires`` holds (both ends included in Prometheus 2.x)."""
-        return [float(v) for t, v in series["values"] if fires - 4 <= window.slot(float(t)) <= fires]
-
-    mhz = _number(str(max(last_minute(braked))))
+    mhz = _number(str(max(cut.last_minute(cut.braked, fires))))
     notes = {
         "summary": (
             f"GPU {gpu['gpu']} of {gpu['Hostname']} runs Slurm job {job}'s steps at {mhz} MHz, "
@@ -322,13 +355,13 @@ def throttled_slurm() -> dict[str, Any]:
         "runbook_url": THROTTLED,
     }
     clocks = [
-        {"labels": f'{{gpu="{s["metric"]["gpu"]}"}}', "value": max(last_minute(s))}
+        {"labels": f'{{gpu="{s["metric"]["gpu"]}"}}', "value": max(cut.last_minute(s, fires))}
         for s in sorted(clock, key=lambda s: s["metric"]["gpu"])
     ]
     test = {
         "name": f"a power brake on GPU {gpu['gpu']} of {gpu['Hostname']}, Slurm job {job} (captured)",
         "interval": f"{SCRAPE_S}s",
-        "input_series": window.cut(clock, lambda _: True) + window.cut(util, lambda _: True),
+        "input_series": cut.series,
         "alert_rule_test": [
             _alert(slow - 1, "GPUSlowerThanItsJob"),
             # The slow minute completes 3-4 scrapes after the first slow one (Prometheus 2.x range
@@ -1231,6 +1264,77 @@ def egress_runai() -> dict[str, Any]:
     )
 
 
+# The centre's rules (ansible/roles/central_store/files/rules/): evaluated on the egress records, which
+# the tests compute from the captured site series with egress-dcgm.yml, as the site's Prometheus does.
+CENTRAL_RULES = "../../ansible/roles/central_store/files/rules"
+CENTRAL_GPU_FAULT = "docs/journeys.md#failed-job-gpu-fault-from-the-centre"
+CENTRAL_THROTTLED = "docs/journeys.md#slow-job-throttled-gpu-from-the-centre"
+
+
+def _central_xid(cut: XidCut) -> Test:
+    """CentralGPUXIDError names the node and GPU of the captured XID, and no job: the centre has none."""
+    gpu = {k: cut.gpu[k] for k in ("Hostname", "gpu", "UUID")}
+    code = cut.gpu["err_code"]
+    notes = {
+        "summary": f"XID {code} on GPU {gpu['gpu']} of {gpu['Hostname']}",
+        "description": (
+            f"GPU {gpu['gpu']} ({gpu['UUID']}) of node {gpu['Hostname']} reports XID {code} as its last "
+            "XID. The job that held it is in the site's job log (node, GPU and time) and on the site's "
+            "GPU series (hpc_job)."
+        ),
+        "runbook_url": CENTRAL_GPU_FAULT,
+    }
+    return {
+        "name": f"XID {code} on GPU {gpu['gpu']} of {cut.node}, from the centre (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": cut.series,
+        "alert_rule_test": [
+            _alert(cut.first - 1, "CentralGPUXIDError"),
+            _alert(cut.first, "CentralGPUXIDError", ({**gpu, "severity": "critical"}, notes)),
+            _alert(cut.last, "CentralGPUXIDError", ({**gpu, "severity": "critical"}, notes)),
+            _alert(cut.last + 1, "CentralGPUXIDError"),
+        ],
+    }
+
+
+def _central_throttle(cut: ThrottleCut) -> Test:
+    """CentralGPUSlowerThanNodePeers names the braked GPU, and no other GPU of its node, once a whole
+    minute of its records is slow and `for: 1m` has passed: as the site's rule, on the records."""
+    fires = cut.slow + 8
+    mhz = _number(str(max(cut.last_minute(cut.braked, fires))))
+    notes = {
+        "summary": (
+            f"GPU {cut.gpu['gpu']} of {cut.gpu['Hostname']} computes at {mhz} MHz, "
+            "under 80 % of its node's fastest busy GPU"
+        ),
+        "description": (
+            f"The highest SM clock over the last minute of GPU {cut.gpu['gpu']} ({cut.gpu['UUID']}) on "
+            f"{cut.gpu['Hostname']}, which computed in that minute, is {mhz} MHz. Power, temperature and "
+            "the job it slows are on the site's side (docs/journeys.md)."
+        ),
+        "runbook_url": CENTRAL_THROTTLED,
+    }
+    return {
+        "name": f"a power brake on GPU {cut.gpu['gpu']} of {cut.gpu['Hostname']}, from the centre (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": cut.series,
+        "alert_rule_test": [
+            _alert(cut.slow + 6, "CentralGPUSlowerThanNodePeers"),
+            _alert(fires, "CentralGPUSlowerThanNodePeers", ({**cut.gpu, "severity": "warning"}, notes)),
+        ],
+    }
+
+
+def central_gpu() -> dict[str, Any]:
+    file = _test_file(
+        ["egress-dcgm.yml"], [*map(_central_xid, _xid_cuts()), _central_throttle(ThrottleCut())]
+    )
+    file["rule_files"].append(f"{CENTRAL_RULES}/central-gpu.yml")
+    # The site's records, then the centre's rules on them, in each evaluation (promtool's order of
+    # groups is otherwise its own).
+    return {**file, "group_eval_order": ["egress-dcgm", "central-gpu"]}
+
+
 FILES = {
     "gpu-fault-slurm.test.yml": gpu_fault_slurm,
     "starved-slurm.test.yml": starved_slurm,
@@ -1240,6 +1344,7 @@ FILES = {
     "egress-dcgm.test.yml": egress_dcgm,
     "egress-slurm.test.yml": egress_slurm,
     "egress-runai.test.yml": egress_runai,
+    "central-gpu.test.yml": central_gpu,
 }
 
 

@@ -43,7 +43,7 @@ def test_default_lab_has_services_and_one_container_per_node(default_data: dict[
         "controller": {9341: 9341},
         "restd": {6820: 6820},
         "prometheus": {9090: 9090, 9093: 9093},  # Prometheus and Alertmanager
-        "central": {8428: 8428, 9428: 9428},  # VictoriaMetrics and VictoriaLogs
+        "central": {8428: 8428, 9428: 9428, 8880: 8880},  # VictoriaMetrics, VictoriaLogs and vmalert
     }
     config = {str(contract.slurm_config_dir("default")): contract.SLURM_CONFIG_MOUNT}
     shared = {str(contract.shared_dir("default")): contract.SHARED_MOUNT}

@@ -33,6 +33,7 @@ def test_cached_binaries_go_in_with_the_bring_up(monkeypatch: pytest.MonkeyPatch
         "egress_gateway_binary_src": "/c/otelcol-lab",
         "central_store_victoria_metrics_src": "/c/vm",
         "central_store_victoria_logs_src": "/c/vl",
+        "central_store_vmalert_src": "/c/vmalert",
     }
     assert fence_install.facts("lab1") == {"fence": "installed with the lab"}
 

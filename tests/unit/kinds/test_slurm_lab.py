@@ -91,6 +91,7 @@ def test_cached_fence_binaries_go_in_with_the_lab_and_missing_ones_skip_the_role
         "egress_gateway_binary_src": "/c/otelcol-lab",
         "central_store_victoria_metrics_src": "/c/victoria-metrics",
         "central_store_victoria_logs_src": "/c/victoria-logs",
+        "central_store_vmalert_src": "/c/vmalert",
     }
     # Not built yet: the hosts are there, their roles skipped (ansible/fence.yml's `when`) until
     # `lab egress install` runs the fence's plays with the binaries.

@@ -104,6 +104,10 @@ RUNAI_REST_KEYS_MOUNT = "/etc/aifactory-lab/runai-rest"
 EGRESS_KEY_MOUNT = "/etc/aifactory-lab/egress-key"
 EGRESS_HOST = "egress"  # the host (and inventory group) of the site's egress gateway
 CENTRAL_HOST = "central"  # the host (and inventory group) of the centre beyond the fence
+SLURM_LOG_DIR = "/var/log/slurm"  # the Slurm daemons' and node scripts' logs, a volume per host
+# The egress gateway's read-only view of every Slurm host's SLURM_LOG_DIR: SITE_LOGS_MOUNT/<host>/. It
+# stands in for a site's log agent on each host (signals/egress.md, "The job log at the centre").
+SITE_LOGS_MOUNT = "/var/log/site"
 EGRESS_STATE_DIR = "/var/lib/otelcol-lab"  # the gateway's queues and file offsets (file_storage), a volume
 CENTRAL_DATA_DIR = "/var/lib/central"  # the centre's stores' data (victoria-metrics/, victoria-logs/)
 JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
@@ -214,6 +218,7 @@ def ansible_vars() -> dict[str, Any]:
                 "slurm_config": SLURM_CONFIG_MOUNT,
                 "egress_key": EGRESS_KEY_MOUNT,
                 "egress_state": EGRESS_STATE_DIR,
+                "site_logs": SITE_LOGS_MOUNT,
                 "central_data": CENTRAL_DATA_DIR,
             },
             "slurm_config_files": list(SLURM_CONFIG_FILES),

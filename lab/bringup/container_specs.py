@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 
 from lab import contract
 from lab.blueprint.runai_blueprint import RunaiBlueprint
@@ -25,6 +26,7 @@ class ContainerSpec:
     nodes: tuple[str, ...] = ()  # Slurm node names whose slurmd runs here
     ports: dict[int, int] = field(default_factory=dict)  # container port → host port on 127.0.0.1
     volumes: dict[str, str] = field(default_factory=dict)  # volume name → mount point
+    read_volumes: dict[str, str] = field(default_factory=dict)  # another host's volume → mount (read-only)
     binds: dict[str, str] = field(default_factory=dict)  # host path → mount point (read-only)
     writable_binds: dict[str, str] = field(default_factory=dict)  # host path → mount point
     # mount point → tmpfs options; /run is a host's: empty at every boot, so no stale pid file survives
@@ -67,17 +69,27 @@ def prometheus_spec(lab: str, host_port: int, alertmanager_port: int) -> Contain
     )
 
 
-def fence_specs(lab: str, metrics_port: int, logs_port: int, alerts_port: int) -> list[ContainerSpec]:
+def log_volume(lab: str, host: str) -> str:
+    """The volume of a Slurm host's SLURM_LOG_DIR: its logs outlive the container (a drill's kill, a
+    changed spec), and the egress gateway reads them."""
+    return f"lab-{lab}-log-{host}"
+
+
+def fence_specs(
+    lab: str, metrics_port: int, logs_port: int, alerts_port: int, log_hosts: list[str]
+) -> list[ContainerSpec]:
     """Both sides of the fence (signals/egress.md). The site's egress gateway reads the site's Prometheus
-    and sends what may leave, pseudonymised with the lab's key (read-only), keeping its queues on a
-    volume; the centre beyond it runs VictoriaMetrics, VictoriaLogs and vmalert (the central rules),
-    published on 127.0.0.1, the stores' data on a volume."""
+    and the job log of ``log_hosts`` (their log volumes, read-only) and sends what may leave,
+    pseudonymised with the lab's key (read-only), keeping its queues on a volume; the centre beyond it
+    runs VictoriaMetrics, VictoriaLogs and vmalert (the central rules), published on 127.0.0.1, the
+    stores' data on a volume."""
     return [
         ContainerSpec(
             lab,
             contract.EGRESS_HOST,
             contract.EGRESS_HOST,
             volumes={f"lab-{lab}-egress": contract.EGRESS_STATE_DIR},
+            read_volumes={log_volume(lab, h): f"{contract.SITE_LOGS_MOUNT}/{h}" for h in log_hosts},
             binds={str(contract.egress_key_dir(lab)): contract.EGRESS_KEY_MOUNT},
         ),
         ContainerSpec(
@@ -100,13 +112,14 @@ def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
     # Host → every Slurm container, read-only: the Slurm files, rendered once for the whole lab.
     config = {str(contract.slurm_config_dir(lab)): contract.SLURM_CONFIG_MOUNT}
     shared = {**config, str(contract.shared_dir(lab)): contract.SHARED_MOUNT}
+    logs = partial(log_volume, lab)
     specs = [
         ContainerSpec(
             lab,
             "controller",
             "controller",
             ports={contract.SLURM_EXPORTER_PORT: blueprint.ports.slurm_exporter},
-            volumes={f"lab-{lab}-ctld": "/var/spool/slurm/ctld"},
+            volumes={f"lab-{lab}-ctld": "/var/spool/slurm/ctld", logs("controller"): contract.SLURM_LOG_DIR},
             binds=config,
         ),
         ContainerSpec(lab, "dbd", "dbd", volumes={f"lab-{lab}-mariadb": "/var/lib/mysql"}, binds=config),
@@ -115,24 +128,29 @@ def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
         ),
         prometheus_spec(lab, blueprint.ports.prometheus, blueprint.ports.alertmanager),
     ]
-    if blueprint.egress.enabled:
-        ports = blueprint.ports
-        specs += fence_specs(lab, ports.central_metrics, ports.central_logs, ports.central_alerts)
     node_tmpfs = {
         "/run": "mode=0755",
         contract.DRILL_FULL_MOUNT: f"size={contract.DRILL_FULL_SIZE},mode=0755",
     }
-    if blueprint.racks:
-        specs += [
-            ContainerSpec(lab, rack, "rack", nodes=tuple(members), binds=shared, tmpfs=node_tmpfs)
-            for rack, members in blueprint.racks.items()
-        ]
-    else:
-        specs += [
-            ContainerSpec(lab, node, "node", nodes=(node,), binds=shared, tmpfs=node_tmpfs)
-            for node in blueprint.nodes.names
-        ]
-    return specs
+    hosts = blueprint.racks or {node: [node] for node in blueprint.nodes.names}
+    role = "rack" if blueprint.racks else "node"
+    compute = [
+        ContainerSpec(
+            lab,
+            host,
+            role,
+            nodes=tuple(members),
+            volumes={logs(host): contract.SLURM_LOG_DIR},
+            binds=shared,
+            tmpfs=node_tmpfs,
+        )
+        for host, members in hosts.items()
+    ]
+    if blueprint.egress.enabled:
+        ports = blueprint.ports
+        log_hosts = ["controller", *hosts]
+        specs += fence_specs(lab, ports.central_metrics, ports.central_logs, ports.central_alerts, log_hosts)
+    return specs + compute
 
 
 # What a machine-like host needs beside its own mounts: systemd mounts its cgroup tree (the host's,
@@ -144,13 +162,15 @@ MACHINE_BINDS = {"/sys/fs/cgroup": "/sys/fs/cgroup"}
 
 def machines(specs: list[ContainerSpec], ssh_binds: dict[str, dict[str, str]]) -> list[ContainerSpec]:
     """The same hosts as machine-like ones: no Slurm files mounted (provisioning copies them, as on a real
-    host) and no volumes (a machine keeps its own disk); the lab's fault and job-class directory stays,
+    host) and no volumes (a machine keeps its own disk, so the egress gateway reads no other host's
+    logs); the lab's fault and job-class directory stays,
     and each host gets its SSH keys (``ssh_binds``: host → its key mounts)."""
     config = str(contract.slurm_config_dir(specs[0].lab)) if specs else ""
     return [
         replace(
             spec,
             volumes={},
+            read_volumes={},
             binds={
                 **{path: mount for path, mount in spec.binds.items() if path != config},
                 **MACHINE_BINDS,

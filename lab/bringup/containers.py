@@ -32,7 +32,7 @@ def up(client: docker.DockerClient, lab: str, specs: list[ContainerSpec], progre
         (contract.shared_dir(lab) / sub).mkdir(parents=True, exist_ok=True)
     network = _ensure_network(client, lab)
     for spec in specs:
-        for volume in spec.volumes:
+        for volume in [*spec.volumes, *spec.read_volumes]:
             _ensure_volume(client, lab, volume)
     created = started = kept = 0
     for spec in specs:
@@ -155,6 +155,7 @@ def _ensure_container(client: docker.DockerClient, spec: ContainerSpec, network:
         },
         volumes={
             **{name: {"bind": path, "mode": "rw"} for name, path in spec.volumes.items()},
+            **{name: {"bind": path, "mode": "ro"} for name, path in spec.read_volumes.items()},
             **{host: {"bind": path, "mode": "ro"} for host, path in spec.binds.items()},
             **{host: {"bind": path, "mode": "rw"} for host, path in spec.writable_binds.items()},
         },

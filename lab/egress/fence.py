@@ -5,6 +5,7 @@ the site's egress gateway and the centre. A blueprint with ``egress.enabled: fal
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,15 @@ READ_HEALTH = (
 )
 
 
+@dataclass(frozen=True)
+class SiteLogs:
+    """The log files whose lines cross, as the gateway's host sees them (globs): logfmt job lines, and
+    slurmctld logs, of which only the job lines cross (signals/logs.md)."""
+
+    job_lines: tuple[str, ...] = ()
+    slurmctld: tuple[str, ...] = ()
+
+
 def area(source_area: str) -> str:
     """The egress rule file's area for a source area: ``dcgm`` → ``egress-dcgm``."""
     return f"egress-{source_area}"
@@ -48,10 +58,17 @@ def records(areas: tuple[str, ...], rules_dir: Path = RULES_DIR) -> list[str]:
     return names
 
 
-def apply(document: dict[str, Any], egress: EgressSpec, areas: tuple[str, ...], address: Any) -> None:
+def apply(
+    document: dict[str, Any],
+    egress: EgressSpec,
+    areas: tuple[str, ...],
+    address: Any,
+    logs: SiteLogs = SiteLogs(),
+) -> None:
     """Add the fence to an Ansible inventory ``document`` (in place): the egress rule files of
     ``areas`` beside the site's rules, the gateway's and the centre's hosts (``address(host)`` gives
-    each its connection variables) and what the gateway sends. Nothing when egress is off."""
+    each its connection variables) and what the gateway sends: those records, and the lines of
+    ``logs``. Nothing when egress is off."""
     if not egress.enabled:
         return
     common = document["all"]["vars"]
@@ -64,5 +81,7 @@ def apply(document: dict[str, Any], egress: EgressSpec, areas: tuple[str, ...], 
             "egress_gateway_series": records(areas),
             "egress_gateway_pseudonymised_labels": list(egress.pseudonymised_labels),
             "egress_gateway_job_id_labels": list(JOB_ID_LABELS),
+            "egress_gateway_job_logs": list(logs.job_lines),
+            "egress_gateway_slurmctld_logs": list(logs.slurmctld),
         },
     }

@@ -39,6 +39,16 @@ from lab.workload import background, pyslurm_wheel
 HOST_KINDS = ("container", "systemd")
 # The source areas whose egress records a Slurm lab sends (rules/egress-<area>.yml).
 EGRESS_AREAS = ("dcgm", "slurm")
+# The job log that crosses the fence, as the gateway sees every Slurm host's log directory
+# (contract.SITE_LOGS_MOUNT/<host>/): the Prolog's and Epilog's lines and the health check's, at the
+# defaults of prolog/dcgm-job-mapping and healthcheck/dcgm-xid-check, and slurmctld's (signals/logs.md).
+EGRESS_LOGS = fence_hosts.SiteLogs(
+    job_lines=(
+        f"{contract.SITE_LOGS_MOUNT}/*/dcgm-job-mapping.log",
+        f"{contract.SITE_LOGS_MOUNT}/*/dcgm-xid-check.log",
+    ),
+    slurmctld=(f"{contract.SITE_LOGS_MOUNT}/controller/slurmctld.log",),
+)
 
 # A lab shows an XID drain within one health-check run of 30 s instead of a real site's 300 s.
 HEALTH_CHECK_INTERVAL_S = 30
@@ -197,7 +207,8 @@ def render(
     skipped, and `lab egress install` installs them once they are built)."""
     hosts: Hosts = "container" if ssh_keys is None else "systemd"
     document = slurm_inventory(model, lab_keys, hosts, slurm_exporter=binary is not None)
-    fence_hosts.apply(document, model.egress, EGRESS_AREAS, partial(host_address, model, hosts=hosts))
+    address = partial(host_address, model, hosts=hosts)
+    fence_hosts.apply(document, model.egress, EGRESS_AREAS, address, logs=EGRESS_LOGS)
     extravars: dict[str, Any] = {"dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S}
     late_vars = None
     if isinstance(binary, Path):

@@ -14,6 +14,8 @@ import re
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -68,6 +70,13 @@ def wait_for(condition: Callable[[], object], timeout_s: float, what: str, every
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout_s}s waiting for {what} (last: {value!r})")
         time.sleep(every_s)
+
+
+def logsql(base_url: str, query: str) -> list[dict[str, str]]:
+    """The lines a LogsQL query finds in VictoriaLogs (/select/logsql/query: one JSON object per line)."""
+    body = urllib.parse.urlencode({"query": query}).encode()
+    with urllib.request.urlopen(f"{base_url}/select/logsql/query", data=body, timeout=30) as response:
+        return [json.loads(line) for line in response.read().splitlines() if line.strip()]
 
 
 def unix_time(stamp: str) -> float:

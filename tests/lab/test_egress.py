@@ -20,7 +20,7 @@ from lab.central import builds, fence_install
 from lab.egress import fence, key, names, pseudonyms
 from lab.kinds.slurm_lab import EGRESS_AREAS
 from lab.progress import Progress
-from tests.lab.conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
+from tests.lab.conftest import logsql, run_lab, running_job_gpus, submit_gpu_job, wait_for
 
 # The gateway reads every 5 s and sends every 5 s; the site scrapes and evaluates every 15 s: a
 # record is at the centre within a minute of its first evaluation, with margin.
@@ -130,6 +130,38 @@ def test_names_cross_only_as_keyed_pseudonyms(default_lab: Blueprint, central: s
     now = time.time()
     values = {v for s in promql.series(central, '{__name__=~".+"}', now - 3600, now) for v in s.values()}
     assert not values & real, f"names crossed in clear: {sorted(values & real)}"
+
+
+def test_the_job_log_crosses_with_the_job_id_in_a_field_and_no_name(
+    default_lab: Blueprint, alices_job: str, host: Callable[[str], testinfra.host.Host]
+) -> None:
+    """The Prolog's line of alice's job and slurmctld's allocation reach the centre's log store, the job
+    id, node and GPUs as fields; no field at the centre is a name of the blueprint (the lines carry
+    none), and no slurmctld line crosses but the job lines (signals/logs.md)."""
+    logs = f"http://127.0.0.1:{default_lab.ports.central_logs}"
+    node, gpus = running_job_gpus(host("controller"), alices_job)
+
+    def prolog() -> list[dict[str, str]]:
+        return logsql(logs, f"prog:=dcgm-job-mapping action:=prolog job_id:={alices_job}")
+
+    (line,) = wait_for(prolog, AT_THE_CENTRE_S, f"job {alices_job}'s Prolog line at the centre", every_s=2)
+    assert (line["node"], set(line["gpus"].split(",")), line["result"]) == (node, gpus, "ok"), line
+    allocated = logsql(logs, f"prog:=slurmctld job_id:={alices_job}")
+    assert [entry["msg"].split(" NodeList=")[0] for entry in allocated] == [
+        f"sched: Allocate JobId={alices_job}"
+    ]
+    crossed = logsql(logs, "_time:1h")
+    kinds = {(entry["prog"], entry.get("msg", "").split(" JobId=")[0]) for entry in crossed}
+    assert {prog for prog, _ in kinds} <= {"dcgm-job-mapping", "dcgm-xid-check", "slurmctld"}, kinds
+    assert {msg for prog, msg in kinds if prog == "slurmctld"} <= {
+        "sched: Allocate",
+        "sched/backfill: _start_job: Started",
+        "sched: _slurm_rpc_allocate_resources",
+        "_job_complete:",
+    }, kinds
+    real = {name.value for name in names.of_blueprint(default_lab).fixed}
+    values = {value for entry in crossed for value in entry.values()}
+    assert not values & real, f"names crossed in the job log: {sorted(values & real)}"
 
 
 def test_lab_status_lists_the_gateway_and_the_centre(default_lab: Blueprint) -> None:

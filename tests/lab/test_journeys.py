@@ -23,6 +23,7 @@ from lab.blueprint.slurm_blueprint import Blueprint
 
 from .conftest import (
     delivered,
+    logsql,
     run_lab,
     running_job_gpus,
     silent_panels,
@@ -71,6 +72,18 @@ def _alert(notification: Delivered, alertname: str) -> dict[str, str]:
     (alert,) = _firing(notification, alertname)
     labels: dict[str, str] = alert["labels"]
     return labels
+
+
+def _holders_in_central_logs(lab: Blueprint, faulted: Faulted, start: float, end: float) -> list[str]:
+    """The jobs that held the faulted GPU between ``start`` and ``end``, by the Prolog and Epilog lines
+    at the centre's log store (docs/journeys.md, "From the centre"), in the order they started."""
+    gpu = f'gpus:~"(^|,){faulted.gpu}(,|$)"'
+    query = f"prog:=dcgm-job-mapping node:={faulted.node} {gpu} _time:1h | sort by (_time)"
+    runs: dict[str, dict[str, float]] = {}
+    for line in logsql(f"http://127.0.0.1:{lab.ports.central_logs}", query):
+        runs.setdefault(line["job_id"], {})[line["action"]] = unix_time(line["_time"])
+    started = sorted(runs.items(), key=lambda item: item[1].get("prolog", end))
+    return [job for job, run in started if run.get("prolog", end) <= end and run.get("epilog", end) >= start]
 
 
 def _central_alert(lab: Blueprint, alertname: str, faulted: Faulted, within_s: float) -> dict[str, Any]:
@@ -218,6 +231,16 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
     # value; the site's Prometheus turns node and GPU into the job.
     central = _central_alert(default_lab, "CentralGPUXIDError", faulted, CENTRAL_TIMEOUT_S)
     assert (central["labels"]["UUID"], float(central["value"])) == (labels["UUID"], FAULTED_XID)
+    # The central logs: the job whose Prolog and Epilog on that node and GPU enclose the minute before
+    # the XID's first sample at the centre (the job died of it: its Epilog ran before that sample).
+    record = f'Hostname_gpu_UUID:DCGM_FI_DEV_XID_ERRORS:max{{Hostname="{faulted.node}", gpu="{faulted.gpu}"}}'
+    samples = promql.raw_range(
+        f"http://127.0.0.1:{default_lab.ports.central_metrics}", f"{record}[10m]", time.time()
+    )
+    first_xid = min(float(t) for series in samples for t, v in series["values"] if float(v) != 0)
+    holders = _holders_in_central_logs(default_lab, faulted, first_xid - 60, first_xid)
+    assert holders[:1] == [faulted.job], holders
+    # The site's Prometheus joins node and GPU to the job's series too.
     at_site = f'hpc_job:dcgm_gpu_xid:latched{{Hostname="{faulted.node}", gpu="{faulted.gpu}"}}'
     assert [s.labels["hpc_job"] for s in promql.query(prometheus, at_site)] == [faulted.job]
 
@@ -292,6 +315,8 @@ def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its
     # alert's value; the site's Prometheus turns node and GPU into the job.
     central = _central_alert(default_lab, "CentralGPUSlowerThanNodePeers", faulted, CENTRAL_TIMEOUT_S)
     assert (central["labels"]["UUID"], float(central["value"])) == (labels["UUID"], 990.0)
+    now = time.time()
+    assert _holders_in_central_logs(default_lab, faulted, now, now) == [faulted.job]
     at_site = f'DCGM_FI_DEV_SM_CLOCK{{Hostname="{faulted.node}", gpu="{faulted.gpu}", hpc_job!=""}}'
     assert {s.labels["hpc_job"] for s in promql.query(prometheus, at_site)} == {faulted.job}
 

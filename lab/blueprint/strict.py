@@ -58,10 +58,17 @@ def validate(
         raise error(explain(problems, source, what, example)) from None
 
 
+def _field_part(part: object) -> str:
+    """A key as the message shows it: quoted when it is empty or holds a line break or other control
+    character, so that one problem stays one line."""
+    text = str(part)
+    return text if text.isprintable() and text.strip() == text and text else repr(text)
+
+
 def explain(error: ValidationError, source: str, what: str, example: str) -> str:
     lines = [f"{source}: {error.error_count()} problem(s) in the {what}:"]
     for problem in error.errors():
-        field = ".".join(str(part) for part in problem["loc"]) or "(top level)"
+        field = ".".join(_field_part(part) for part in problem["loc"]) or "(top level)"
         message = problem["msg"]
         if problem["type"] == "extra_forbidden":
             message = f"unknown field (check the spelling against {example})"

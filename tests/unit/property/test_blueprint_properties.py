@@ -153,6 +153,7 @@ def write(directory: str, content: bytes | str | Any, name: str = "blueprint.yam
 @PROPERTY
 @given(value=YAML_VALUES)
 @example(value={"name": "x", "slurm": {"cluster_name": "c"}, 7: None})
+@example(value={"\n  - ": None})  # a key with a line break stays one problem line
 def test_any_yaml_value_gives_a_blueprint_or_names_the_file(value: Any) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = write(directory, value)

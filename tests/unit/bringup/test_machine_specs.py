@@ -54,6 +54,16 @@ def test_machines_are_the_same_hosts_booting_systemd_from_the_host_image() -> No
     assert contract.role_image("host") not in {n.image for n in native}
 
 
+def test_every_slurm_hosts_logs_are_a_volume_the_egress_gateway_reads_only() -> None:
+    native = _by_host(_native())
+    slurm_hosts = ["controller", "dgx-001", "dgx-002", "dgx-003", "dgx-004"]
+    for host in slurm_hosts:
+        assert native[host].volumes[f"lab-default-log-{host}"] == contract.SLURM_LOG_DIR
+    assert native["egress"].read_volumes == {
+        f"lab-default-log-{host}": f"{contract.SITE_LOGS_MOUNT}/{host}" for host in slurm_hosts
+    }
+
+
 def test_the_container_native_node_runs_the_node_image() -> None:
     node = _by_host(_native())["dgx-001"]
     assert node.image == contract.role_image("node")
@@ -65,7 +75,7 @@ def test_machines_keep_no_volume_and_no_slurm_config_bind() -> None:
     assert config in native["controller"].binds  # what machines() drops is there to begin with
     assert native["controller"].volumes
     for machine in _machines():
-        assert machine.volumes == {}, machine.hostname
+        assert machine.volumes == machine.read_volumes == {}, machine.hostname
         assert config not in machine.binds, machine.hostname
         assert contract.SLURM_CONFIG_MOUNT not in machine.binds.values(), machine.hostname
 

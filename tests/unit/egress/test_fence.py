@@ -8,6 +8,7 @@ from typing import Any
 
 from lab.blueprint.egress_spec import JOB_ID_LABELS, SlurmEgress
 from lab.egress import fence
+from lab.kinds.slurm_lab import EGRESS_AREAS, EGRESS_LOGS
 
 
 def _document() -> dict[str, Any]:
@@ -41,6 +42,18 @@ def test_the_fence_adds_its_rule_files_both_hosts_and_what_the_gateway_sends() -
     assert gateway["egress_gateway_series"] == fence.records(("dcgm", "slurm"))
     assert gateway["egress_gateway_pseudonymised_labels"] == ["user", "account", "users"]
     assert gateway["egress_gateway_job_id_labels"] == list(JOB_ID_LABELS)
+    assert gateway["egress_gateway_job_logs"] == gateway["egress_gateway_slurmctld_logs"] == []
+
+
+def test_the_slurm_labs_job_log_is_what_the_gateway_reads_from_every_hosts_log_volume() -> None:
+    document = _document()
+    fence.apply(document, SlurmEgress(), EGRESS_AREAS, lambda host: {}, logs=EGRESS_LOGS)
+    gateway = document["all"]["children"]["egress"]["vars"]
+    assert gateway["egress_gateway_job_logs"] == [
+        "/var/log/site/*/dcgm-job-mapping.log",
+        "/var/log/site/*/dcgm-xid-check.log",
+    ]
+    assert gateway["egress_gateway_slurmctld_logs"] == ["/var/log/site/controller/slurmctld.log"]
 
 
 def test_with_egress_off_the_inventory_is_left_as_it_was() -> None:

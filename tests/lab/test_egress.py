@@ -17,7 +17,7 @@ from lab.blueprint.egress_spec import JOB_ID_LABELS
 from lab.blueprint.slurm_blueprint import Blueprint
 from lab.bringup.provision import ProvisionError, private_dir, run_playbook
 from lab.central import builds, fence_install
-from lab.egress import fence, key, names, pseudonyms
+from lab.egress import crossing, fence, gateway, key, names, pseudonyms
 from lab.kinds.slurm_lab import EGRESS_AREAS
 from lab.progress import Progress
 from tests.lab.conftest import logsql, run_lab, running_job_gpus, submit_gpu_job, wait_for
@@ -26,6 +26,11 @@ from tests.lab.conftest import logsql, run_lab, running_job_gpus, submit_gpu_job
 # record is at the centre within a minute of its first evaluation, with margin.
 AT_THE_CENTRE_S = 120
 JOB_S = 600  # alice's job outlives the module's tests; the fixture cancels it
+# The centre away for a minute and a half in CI (bench/bench_fence_loss.py takes it away for 10 minutes):
+# six evaluations of every egress record that the gateway must hold and send late.
+OUTAGE_S = 90
+# What the loss test counts: the cluster's GPUs (one series) and every GPU's utilisation (one per GPU).
+COUNTED = ("cluster:slurm_gpus_total:sum", "Hostname_gpu_UUID:DCGM_FI_DEV_GPU_UTIL:max")
 
 
 @pytest.fixture(scope="module")
@@ -211,3 +216,48 @@ def test_a_missing_or_readable_key_stops_the_gateways_role_before_it_changes_any
     assert "lab egress rotate-key" in message
     assert egress.file("/etc/otelcol-lab/config.yaml").content_string == config
     assert "egress-gateway running" in egress.check_output("/usr/local/sbin/lab-daemon status egress-gateway")
+
+
+def test_nothing_is_lost_while_the_centre_is_away_or_the_gateway_restarts(
+    default_lab: Blueprint, central: str, host: Callable[[str], testinfra.host.Host]
+) -> None:
+    """VictoriaMetrics stopped for OUTAGE_S, started again, then the gateway restarted: every sample the
+    site stored of the counted records over the whole window is at the centre (the remote write's
+    write-ahead log holds what the centre did not take, across the gateway's restart)."""
+    site = f"http://127.0.0.1:{default_lab.ports.prometheus}"
+    centre = host(fence.CENTRAL_HOST)
+    start = time.time()
+    centre.check_output("/usr/local/sbin/lab-daemon stop victoria-metrics")
+    try:
+        with pytest.raises(promql.PrometheusError):
+            promql.query(central, "up")
+        time.sleep(OUTAGE_S)  # the outage is the fault under test, not a wait for a condition
+    finally:
+        centre.check_output("/usr/local/sbin/lab-daemon start victoria-metrics")
+    wait_for(lambda: _answers(central), 60, "the centre answering again")
+    assert gateway.restart(default_lab.name)
+    end = time.time() + 30  # samples the restarted gateway reads too
+    # The centre answers 30 s behind (-search.latencyOffset): the window's end is readable from then on.
+    wait_for(lambda: time.time() > end + 40, 120, "the window's end readable at the centre", every_s=1)
+    for record in COUNTED:
+        crossed = crossing.count(site, central, record, start, end)
+        deadline = time.monotonic() + 120  # what the gateway still sends from its write-ahead log
+        while crossed.missing and time.monotonic() < deadline:
+            time.sleep(5)
+            crossed = crossing.count(site, central, record, start, end)
+        assert not crossed.missing, (
+            f"{record}: {len(crossed.missing)} of {crossed.at_site} missing {crossed.missing[:5]}"
+        )
+        series = (
+            1 if record.startswith("cluster:") else default_lab.nodes.count * default_lab.nodes.shape.gpus
+        )
+        # One sample per series and 15 s evaluation over the window, less the edges.
+        assert crossed.at_site >= series * ((end - start) // 15 - 2), crossed
+        print(f"{record}: {crossed.crossed} of {crossed.at_site} samples at the centre")  # BENCHMARKS.md
+
+
+def _answers(url: str) -> bool:
+    try:
+        return bool(promql.query(url, "vector(1)"))
+    except promql.PrometheusError:
+        return False

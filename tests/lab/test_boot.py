@@ -28,7 +28,7 @@ BOOTED_DAEMONS = {
     "dbd": ["munged", "mariadb", "slurmdbd"],
     "controller": ["munged", "slurmctld", "slurm_exporter"],
     "restd": ["munged", "slurmrestd"],
-    "central": ["victoria-metrics", "victoria-logs"],
+    "central": ["victoria-metrics", "victoria-logs", "vmalert"],
     "egress": ["egress-gateway"],
 }
 

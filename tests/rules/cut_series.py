@@ -328,6 +328,17 @@ class ThrottleCut:
         self.series = self.window.cut(clock, lambda _: True) + self.window.cut(util, lambda _: True)
         self.gpu = {k: self.braked["metric"][k] for k in ("Hostname", "gpu", "UUID")}
 
+    @property
+    def fires(self) -> int:
+        """The slot a `for: 1m` rule on the slow minute fires at: the slow minute completes 3-4 scrapes
+        after the first slow one (Prometheus 2.x range selectors include both ends), then `for: 1m`."""
+        return self.slow + 8
+
+    @property
+    def braked_mhz(self) -> str:
+        """The braked GPU's highest clock of the minute before ``fires``, as the alerts print it."""
+        return _number(str(max(self.last_minute(self.braked, self.fires))))
+
     def last_minute(self, series: dict[str, Any], slot: int) -> list[float]:
         """The samples a 1m range selector at ``slot`` holds (both ends included in Prometheus 2.x)."""
         return [float(v) for t, v in series["values"] if slot - 4 <= self.window.slot(float(t)) <= slot]
@@ -337,10 +348,7 @@ def throttled_slurm() -> dict[str, Any]:
     """GPUSlowerThanItsJob names the braked GPU and no other GPU of the job, once a whole minute of its
     scrapes is slow and the rule's `for: 1m` has passed."""
     cut = ThrottleCut()
-    job, gpu, slow, clock = cut.job, cut.gpu, cut.slow, cut.clock
-    fires = slow + 8
-
-    mhz = _number(str(max(cut.last_minute(cut.braked, fires))))
+    job, gpu, slow, clock, fires, mhz = cut.job, cut.gpu, cut.slow, cut.clock, cut.fires, cut.braked_mhz
     notes = {
         "summary": (
             f"GPU {gpu['gpu']} of {gpu['Hostname']} runs Slurm job {job}'s steps at {mhz} MHz, "
@@ -1300,8 +1308,7 @@ def _central_xid(cut: XidCut) -> Test:
 def _central_throttle(cut: ThrottleCut) -> Test:
     """CentralGPUSlowerThanNodePeers names the braked GPU, and no other GPU of its node, once a whole
     minute of its records is slow and `for: 1m` has passed: as the site's rule, on the records."""
-    fires = cut.slow + 8
-    mhz = _number(str(max(cut.last_minute(cut.braked, fires))))
+    mhz = cut.braked_mhz
     notes = {
         "summary": (
             f"GPU {cut.gpu['gpu']} of {cut.gpu['Hostname']} computes at {mhz} MHz, "
@@ -1320,7 +1327,7 @@ def _central_throttle(cut: ThrottleCut) -> Test:
         "input_series": cut.series,
         "alert_rule_test": [
             _alert(cut.slow + 6, "CentralGPUSlowerThanNodePeers"),
-            _alert(fires, "CentralGPUSlowerThanNodePeers", ({**cut.gpu, "severity": "warning"}, notes)),
+            _alert(cut.fires, "CentralGPUSlowerThanNodePeers", ({**cut.gpu, "severity": "warning"}, notes)),
         ],
     }
 

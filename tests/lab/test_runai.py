@@ -1036,10 +1036,12 @@ def _claim_quota_again(model: RunaiBlueprint, round_: int) -> None:
         _client(model).create(manifests.job(model, workload, float(JOURNEY_TIME_SCALE)))
 
 
-def _end_claimants(model: RunaiBlueprint) -> None:
-    """team-b's workloads end: their Jobs go (with their pods)."""
-    for job in _client(model).list("Job", "runai-team-b"):
-        _client(model).delete("Job", "runai-team-b", job["metadata"]["name"])
+def _end_single_pod_work(model: RunaiBlueprint, projects: list[str]) -> None:
+    """The single-pod workloads of ``projects`` end: their Jobs go (with their pods)."""
+    for project in projects:
+        namespace = manifests.namespace_of(project)
+        for job in _client(model).list("Job", namespace):
+            _client(model).delete("Job", namespace, job["metadata"]["name"])
 
 
 def _running_again(model: RunaiBlueprint, gangs: set[str]) -> bool:
@@ -1056,9 +1058,10 @@ def test_starved_journey_a_gang_reclaimed_twice_is_delivered_and_the_walk_names_
     runai: RunaiBlueprint, request: pytest.FixtureRequest
 ) -> None:
     """docs/journeys.md, slow job, starved, on the Run:ai lab: the storm's borrowers are gangs; KAI
-    reclaims one, the training operator restarts it, team-b's work ends and the gang borrows the pool
-    again, team-b comes back and KAI reclaims it again. RunaiWorkloadReclaimedRepeatedly is delivered
-    for that gang, and each step of the walk returns exactly the cause."""
+    reclaims one, the training operator restarts it, team-b's work (and the pool's single-pod arrivals)
+    ends and the gang borrows the pool again, team-b comes back and KAI reclaims it again.
+    RunaiWorkloadReclaimedRepeatedly is delivered for that gang, and each step of the walk returns
+    exactly the cause."""
     started = time.time()
     run_lab(
         "up",
@@ -1078,7 +1081,10 @@ def test_starved_journey_a_gang_reclaimed_twice_is_delivered_and_the_walk_names_
             if max(len(t) for t in seen.values()) >= 2:
                 break
             before = sum(len(t) for t in seen.values())
-            _end_claimants(runai)
+            # team-b's claim ends, and with it every project's single-pod arrivals: a reclaimed gang's
+            # replica needs a node whole, and an arrival on a node splits it (with the arrivals left in
+            # place, no reclaimed gang ran whole again within 5 minutes in two of four CI runs).
+            _end_single_pod_work(runai, [project.name for project in runai.projects])
             borrowing = functools.partial(_running_again, runai, set(seen))
             wait_for(borrowing, 300, f"round {round_}: a reclaimed gang borrowing again")
             _claim_quota_again(runai, round_)
@@ -1182,4 +1188,4 @@ def test_starved_journey_a_gang_reclaimed_twice_is_delivered_and_the_walk_names_
         )
         exits = [str(e["message"]) for e in restarts if e["reason"] == "ExitedWithCode"]
         assert all(m.endswith("exited with code 143") for m in exits), exits
-        _end_claimants(runai)
+        _end_single_pod_work(runai, ["team-b"])

@@ -23,18 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lab import contract, promql
 from lab.attach import running
 from lab.blueprint import slurm_blueprint
-from lab.bringup import engine
+from lab.bringup import daemons, engine
 from lab.egress import crossing, gateway
 
 COUNTED = ("cluster:slurm_gpus_total:sum", "Hostname_gpu_UUID:DCGM_FI_DEV_GPU_UTIL:max")
 AFTER_S = 30  # samples the restarted gateway reads too
 LATENCY_OFFSET_S = 40  # VictoriaMetrics answers 30 s behind now; a window's end is readable after that
-
-
-def lab_daemon(container: object, action: str, daemon: str) -> None:
-    result = container.exec_run(["/usr/local/sbin/lab-daemon", action, daemon])  # type: ignore[attr-defined]
-    if result.exit_code != 0:
-        raise SystemExit(f"lab-daemon {action} {daemon}: {result.output.decode(errors='replace')}")
 
 
 def main() -> int:
@@ -50,12 +44,12 @@ def main() -> int:
     centre = engine.require_engine().containers.get(contract.container_name(args.lab, contract.CENTRAL_HOST))
 
     start = time.time()
-    lab_daemon(centre, "stop", "victoria-metrics")
+    daemons.control(centre, "stop", "victoria-metrics")
     print(f"the centre's VictoriaMetrics stopped; back in {args.outage:.0f} s", file=sys.stderr)
     try:
         time.sleep(args.outage)  # the outage under test
     finally:
-        lab_daemon(centre, "start", "victoria-metrics")
+        daemons.control(centre, "start", "victoria-metrics")
     back = time.time()
     gateway.restart(args.lab)
     end = time.time() + AFTER_S

@@ -11,6 +11,7 @@ import docker
 from lab import contract
 from lab.bringup import containers
 
+DAEMON_COMMAND = "/usr/local/sbin/lab-daemon"
 DAEMONS_BY_ROLE = {
     "controller": ["munged", "slurmctld", "slurm_exporter"],
     "dbd": ["munged", "mariadb", "slurmdbd"],
@@ -25,6 +26,21 @@ DAEMONS_BY_ROLE = {
 RUNNING = ("running", "active")  # lab-daemon's word, systemd's
 
 
+class DaemonError(RuntimeError):
+    """A daemon did not start, stop or restart; the message is the command and what it said."""
+
+
+def control(container: Any, action: str, daemon: str) -> None:
+    """``action`` (start, stop, restart) on one daemon of a running container, through its supervisor:
+    lab-daemon, or systemctl on a machine-like host (the daemon's unit has its name)."""
+    supervisor = "systemctl" if container.labels.get(contract.LABEL_BOOT) == "systemd" else DAEMON_COMMAND
+    command = [supervisor, action, daemon]
+    result = container.exec_run(command)
+    if result.exit_code != 0:
+        output = result.output.decode(errors="replace").strip()
+        raise DaemonError(f"`{' '.join(command)}` exited {result.exit_code}: {output}")
+
+
 def states(container: Any, role: str) -> dict[str, str]:
     """Daemon → its state in one running container of ``role``."""
     if container.labels.get(contract.LABEL_BOOT) == "systemd":
@@ -33,7 +49,7 @@ def states(container: Any, role: str) -> dict[str, str]:
     if names is None:  # node or rack: one slurmd per node name, found from their pid files
         listing = container.exec_run(["sh", "-c", "ls /var/spool/slurm | sed -n 's/^slurmd-//p'"])
         names = ["munged", *[f"slurmd@{n}" for n in listing.output.decode().split()]]
-    result = container.exec_run(["/usr/local/sbin/lab-daemon", "status", *names])
+    result = container.exec_run([DAEMON_COMMAND, "status", *names])
     states = {}
     for line in result.output.decode(errors="replace").splitlines():
         daemon, _, state = line.partition(" ")

@@ -7,7 +7,7 @@ import docker
 from docker.errors import NotFound
 
 from lab import contract
-from lab.bringup import engine
+from lab.bringup import daemons, engine
 from lab.egress.fence import GATEWAY_HOST
 
 DAEMON = "egress-gateway"
@@ -30,12 +30,8 @@ def restart(lab: str, client: docker.DockerClient | None = None) -> bool:
         return False
     if container.status != "running":
         return False
-    if container.labels.get(contract.LABEL_BOOT) == "systemd":
-        command = ["systemctl", "restart", DAEMON]
-    else:
-        command = ["/usr/local/sbin/lab-daemon", "restart", DAEMON]
-    result = container.exec_run(command)
-    if result.exit_code != 0:
-        output = result.output.decode(errors="replace").strip()
-        raise GatewayError(f"{name}: `{' '.join(command)}` exited {result.exit_code}: {output}")
+    try:
+        daemons.control(container, "restart", DAEMON)
+    except daemons.DaemonError as error:
+        raise GatewayError(f"{name}: {error}") from None
     return True

@@ -22,6 +22,7 @@ T = TypeVar("T")
 DAEMON = "/usr/local/sbin/lab-daemon"
 JOB_START_S = 120  # a drill job waits at most this long for free GPUs beside the live workload
 STATE_SAVE = "/var/spool/slurm/ctld"  # slurm.conf StateSaveLocation in the lab
+EMPTY_RETRIES = 3  # an exec's output lost once in hundreds of calls; three losses in a row were never seen
 _SUBMITTED = re.compile(r"\bsubmitted job (\d+):")  # the runner's progress line, after its clock
 
 
@@ -75,6 +76,15 @@ class Probe:
     def slurm(self, command: str) -> str:
         return self.check("controller", command)
 
+    def ask(self, command: str) -> str:
+        """A read-only Slurm query that always prints something: asked again (up to EMPTY_RETRIES
+        times) when the exec's output comes back empty (https://github.com/moby/moby/issues/27289)."""
+        for _ in range(EMPTY_RETRIES):
+            answer = self.slurm(command)
+            if answer.strip():
+                return answer
+        return self.slurm(command)
+
     def controller_answers(self) -> bool:
         code, output = self.run("controller", "scontrol ping")
         return code == 0 and "is UP" in output
@@ -96,7 +106,7 @@ class Probe:
         # ran (https://github.com/moby/moby/issues/27289), and a second sbatch would be a second job.
         answer = f"/tmp/drill-sbatch-{len(self.submitted)}"
         job = self.slurm(f"runuser -u {shlex.quote(user)} -- {sbatch} > {answer} && cat {answer}")
-        for _ in range(3):
+        for _ in range(EMPTY_RETRIES):
             if job.strip():
                 break
             job = self.slurm(f"cat {answer}")
@@ -126,7 +136,7 @@ class Probe:
 
     def job_nodes_gpus(self, job: str) -> tuple[str, list[int]]:
         """The node a running one-node job is on, and its GPU indices (``scontrol show job -d``)."""
-        detail = self.slurm(f"scontrol show job -d {job}")
+        detail = self.ask(f"scontrol show job -d {job}")
         # e.g. "Nodes=dgx-001 CPU_IDs=0-13 Mem=250000 GRES=gpu:h100:2(IDX:0-1)"
         match = re.search(r"Nodes=(\S+) .*?GRES=\S*\(IDX:([0-9,\-]+)\)", detail)
         if match is None:
@@ -135,7 +145,7 @@ class Probe:
 
     def node_state(self, node: str) -> tuple[str, str]:
         """sinfo's state (e.g. ``idle``, ``down*``, ``drained``) and reason of one node."""
-        line = self.slurm(f"sinfo --noheader --Node --nodes={shlex.quote(node)} --format='%T|%E'")
+        line = self.ask(f"sinfo --noheader --Node --nodes={shlex.quote(node)} --format='%T|%E'")
         state, _, reason = line.strip().splitlines()[0].partition("|")
         return state, reason
 
@@ -147,7 +157,7 @@ class Probe:
         """GPUs of ``node`` no job holds (``scontrol show node``: CfgTRES minus AllocTRES)."""
         tres = dict(
             item.split("=", 1)
-            for item in self.slurm(f"scontrol show node -o {shlex.quote(node)}").split()
+            for item in self.ask(f"scontrol show node -o {shlex.quote(node)}").split()
             if "=" in item
         )
         return _gpus(tres.get("CfgTRES", "")) - _gpus(tres.get("AllocTRES", ""))

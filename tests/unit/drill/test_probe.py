@@ -1,4 +1,4 @@
-"""The probe's submit: one sbatch per job, even when an exec's output comes back empty."""
+"""The probe when an exec's output comes back empty: one sbatch per job, queries asked again."""
 
 from types import SimpleNamespace
 
@@ -34,3 +34,17 @@ def test_an_answer_that_is_never_a_job_id_is_an_error() -> None:
     with pytest.raises(DrillError, match="not a job id"):
         probe.submit(1, 20)
     assert probe.submitted == []
+
+
+def test_a_query_whose_answer_came_back_empty_is_asked_again() -> None:
+    detail = "JobId=7 Nodes=dgx-002 CPU_IDs=0-13 Mem=250000 GRES=gpu:h100:2(IDX:4-5)\n"
+    probe = _Answers(["", detail])
+    assert probe.job_nodes_gpus("7") == ("dgx-002", [4, 5])
+    assert probe.commands == ["scontrol show job -d 7"] * 2
+
+
+def test_a_query_that_stays_empty_is_an_error_not_a_guess() -> None:
+    probe = _Answers([""] * 4)
+    with pytest.raises(DrillError, match="holds no GPUs"):
+        probe.job_nodes_gpus("7")
+    assert len(probe.commands) == 4

@@ -78,6 +78,10 @@ RUNAI_HOST_PORTS = {
     "alertmanager": 9193,
     "kube-apiserver": 16443,
     "runai-rest": RUNAI_REST_PORT,
+    # The centre beyond the fence, 100 above a Slurm lab's, as Prometheus' 9190 is above 9090.
+    "central-metrics": VICTORIA_METRICS_PORT + 100,
+    "central-logs": VICTORIA_LOGS_PORT + 100,
+    "central-alerts": VMALERT_PORT + 100,
 }
 
 # Mounts and hand-over paths.
@@ -106,7 +110,8 @@ EGRESS_HOST = "egress"  # the host (and inventory group) of the site's egress ga
 CENTRAL_HOST = "central"  # the host (and inventory group) of the centre beyond the fence
 SLURM_LOG_DIR = "/var/log/slurm"  # the Slurm daemons' and node scripts' logs, a volume per host
 # The egress gateway's read-only view of every Slurm host's SLURM_LOG_DIR: SITE_LOGS_MOUNT/<host>/. It
-# stands in for a site's log agent on each host (signals/egress.md, "The job log at the centre").
+# stands in for a site's log agent on each host (signals/egress.md, "The job log at the centre"). In a
+# Run:ai lab it sees the driver's output directory (events, every process's log) at SITE_LOGS_MOUNT/runai/.
 SITE_LOGS_MOUNT = "/var/log/site"
 EGRESS_STATE_DIR = "/var/lib/otelcol-lab"  # the gateway's queues and file offsets (file_storage), a volume
 CENTRAL_DATA_DIR = "/var/lib/central"  # the centre's stores' data (victoria-metrics/, victoria-logs/)

@@ -162,6 +162,9 @@ class RunaiPorts(Strict):
     alertmanager: Port = contract.RUNAI_HOST_PORTS["alertmanager"]
     kube_apiserver: Port = contract.RUNAI_HOST_PORTS["kube-apiserver"]
     runai_rest: Port = contract.RUNAI_HOST_PORTS["runai-rest"]
+    central_metrics: Port = contract.RUNAI_HOST_PORTS["central-metrics"]  # the centre (egress on)
+    central_logs: Port = contract.RUNAI_HOST_PORTS["central-logs"]
+    central_alerts: Port = contract.RUNAI_HOST_PORTS["central-alerts"]
 
     @model_validator(mode="after")
     def _distinct(self) -> RunaiPorts:

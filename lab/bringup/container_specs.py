@@ -76,10 +76,16 @@ def log_volume(lab: str, host: str) -> str:
 
 
 def fence_specs(
-    lab: str, metrics_port: int, logs_port: int, alerts_port: int, log_hosts: list[str]
+    lab: str,
+    metrics_port: int,
+    logs_port: int,
+    alerts_port: int,
+    log_hosts: list[str],
+    log_dirs: dict[str, str] | None = None,
 ) -> list[ContainerSpec]:
     """Both sides of the fence (signals/egress.md). The site's egress gateway reads the site's Prometheus
-    and the job log of ``log_hosts`` (their log volumes, read-only) and sends what may leave,
+    and the logs of ``log_hosts`` (their log volumes) or of ``log_dirs`` (host directory → mount), all
+    read-only, and sends what may leave,
     pseudonymised with the lab's key (read-only), keeping its queues on a volume; the centre beyond it
     runs VictoriaMetrics, VictoriaLogs and vmalert (the central rules), published on 127.0.0.1, the
     stores' data on a volume."""
@@ -90,7 +96,7 @@ def fence_specs(
             contract.EGRESS_HOST,
             volumes={f"lab-{lab}-egress": contract.EGRESS_STATE_DIR},
             read_volumes={log_volume(lab, h): f"{contract.SITE_LOGS_MOUNT}/{h}" for h in log_hosts},
-            binds={str(contract.egress_key_dir(lab)): contract.EGRESS_KEY_MOUNT},
+            binds={str(contract.egress_key_dir(lab)): contract.EGRESS_KEY_MOUNT, **(log_dirs or {})},
         ),
         ContainerSpec(
             lab,
@@ -187,9 +193,22 @@ def runai_containers(
     model: RunaiBlueprint, kube_build: str, kube_pki: str, rest_keys: str
 ) -> list[ContainerSpec]:
     """A Run:ai lab: its Prometheus and the one container of the Kubernetes control plane, KAI and
-    the Run:ai driver. Read-only: the cached binaries and the lab's credentials; the output directory
-    (events, logs, pod resources) is the host's."""
+    the Run:ai driver, and (egress on) the fence, whose gateway reads the driver's output directory.
+    Read-only: the cached binaries and the lab's credentials; the output directory (events, logs, pod
+    resources) is the host's."""
     lab = model.name
+    out = str(lab_state_dir(lab) / "runai")
+    fence: list[ContainerSpec] = []
+    if model.egress.enabled:
+        ports = model.ports
+        fence = fence_specs(
+            lab,
+            ports.central_metrics,
+            ports.central_logs,
+            ports.central_alerts,
+            log_hosts=[],
+            log_dirs={out: f"{contract.SITE_LOGS_MOUNT}/runai"},
+        )
     return [
         prometheus_spec(lab, model.ports.prometheus, model.ports.alertmanager),
         ContainerSpec(
@@ -206,6 +225,7 @@ def runai_containers(
                 kube_pki: contract.KUBE_PKI_MOUNT,
                 rest_keys: contract.RUNAI_REST_KEYS_MOUNT,
             },
-            writable_binds={str(lab_state_dir(lab) / "runai"): contract.RUNAI_OUT_MOUNT},
+            writable_binds={out: contract.RUNAI_OUT_MOUNT},
         ),
+        *fence,
     ]

@@ -34,11 +34,17 @@ READ_HEALTH = (
 
 @dataclass(frozen=True)
 class SiteLogs:
-    """The log files whose lines cross, as the gateway's host sees them (globs): logfmt job lines, and
-    slurmctld logs, of which only the job lines cross (signals/logs.md)."""
+    """The log files whose lines cross, as the gateway's host sees them (globs): a Slurm site's logfmt
+    job lines, and slurmctld logs, of which only the job lines cross (signals/logs.md); a Run:ai site's
+    Kubernetes events and KAI's component logs, of which only the lines matching ``kai_lines`` cross,
+    the names in their text pseudonymised by ``names_in_text`` (regular expressions, lab.egress.names)."""
 
     job_lines: tuple[str, ...] = ()
     slurmctld: tuple[str, ...] = ()
+    events: tuple[str, ...] = ()
+    kai: tuple[str, ...] = ()
+    kai_lines: str = ""
+    names_in_text: str = ""
 
 
 def area(source_area: str) -> str:
@@ -83,5 +89,9 @@ def apply(
             "egress_gateway_job_id_labels": list(JOB_ID_LABELS),
             "egress_gateway_job_logs": list(logs.job_lines),
             "egress_gateway_slurmctld_logs": list(logs.slurmctld),
+            "egress_gateway_event_logs": list(logs.events),
+            "egress_gateway_kai_logs": list(logs.kai),
+            "egress_gateway_kai_lines": logs.kai_lines,
+            "egress_gateway_names_in_text": logs.names_in_text,
         },
     }

@@ -20,6 +20,7 @@ the unit tests hold them equal.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -174,6 +175,34 @@ def _runai_values(bp: RunaiBlueprint) -> _Values:
         "node": nodes,
         "Hostname": nodes,
     }
+
+
+def in_text(bp: RunaiBlueprint) -> str:
+    """One regular expression (RE2, the gateway's) for the names a Run:ai lab's log lines carry in their
+    text: pods, workloads and the fixed names of the pseudonymised labels, each matched whole, so that a
+    name in a line gets the pseudonym its label gets (``runai-team-a/train-00001-master-0`` → two
+    pseudonyms and the slash). Alternatives that begin alike are tried longest first: a pod before its
+    workload, a queue ``team-a-default`` before its project. Kubernetes' own namespaces are left out:
+    ``default`` is also a node pool's name and no one's."""
+    labels = bp.egress.pseudonymised_labels
+    patterns: list[str] = []
+    if set(labels) & set(POD_LABELS):
+        for wclass in bp.workloads:
+            name = re.escape(wclass.name)
+            patterns += [rf"{name}-\d{{5}}-(?:master|worker)-\d+", rf"{name}-\d{{5}}-[a-z0-9]{{5}}"]
+    if set(labels) & set(WORKLOAD_LABELS):
+        patterns += [rf"{re.escape(wclass.name)}-\d{{5}}" for wclass in bp.workloads]
+    own = set(KUBERNETES_OWN_NAMESPACES)
+    fixed = [name.value for name in _merge(_runai_values(bp), labels) if name.value not in own]
+    patterns += [re.escape(value) for value in sorted(fixed, key=lambda value: (-len(value), value))]
+    return rf"\b(?:{'|'.join(patterns)})\b"
+
+
+def namespaces_in_text(bp: RunaiBlueprint) -> str:
+    """A regular expression (RE2, no escapes: names are DNS labels) that a log line naming an object of a
+    project's namespace matches: how the gateway keeps, of KAI's lines, those that name workloads."""
+    namespaces = "|".join(namespace_of(p.name) for p in bp.projects)
+    return f"(^|[^a-z0-9-])({namespaces})($|[^a-z0-9-])"
 
 
 def _runai_run_time(bp: RunaiBlueprint, labels: tuple[str, ...]) -> tuple[RunTimeNames, ...]:

@@ -20,7 +20,11 @@ from lab.blueprint.runai_blueprint import RunaiBlueprint, RunaiBlueprintError
 from lab.blueprint.runai_blueprint import load as load_runai
 from lab.bringup import container_specs, engine, images, keys, lifecycle, lock
 from lab.bringup.provision import ProvisionError
+from lab.central import builds, fence_install
 from lab.contract import container_name
+from lab.egress import fence as fence_hosts
+from lab.egress import key as egress_key
+from lab.egress import names as egress_names
 from lab.kube_host import binaries, pki
 from lab.paths import lab_state_dir
 from lab.progress import Progress
@@ -30,6 +34,9 @@ from lab.runai import rest_auth
 
 # The rule files a Run:ai lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
 RULE_AREAS = ("dcgm", "runai")
+# The driver's output directory as the egress gateway sees it (contract.SITE_LOGS_MOUNT/runai/): the
+# Events API's events and the KAI components' logs cross (signals/logs.md, "The Run:ai lab's lines").
+SITE_OUT = f"{contract.SITE_LOGS_MOUNT}/runai"
 
 
 @dataclass(frozen=True)
@@ -100,11 +107,25 @@ def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
     return jobs
 
 
-def inventory(model: RunaiBlueprint) -> dict[str, Any]:
-    def host(name: str) -> dict[str, Any]:
-        return {"hosts": {name: {"ansible_host": container_name(model.name, name)}}}
+def egress_logs(model: RunaiBlueprint) -> fence_hosts.SiteLogs:
+    """What of the Run:ai lab's logs crosses: every event, and KAI's lines that name an object of a
+    project (a workload, its pods, its pod group), their names pseudonymised in the text too."""
+    return fence_hosts.SiteLogs(
+        events=(f"{SITE_OUT}/events.jsonl",),
+        kai=(f"{SITE_OUT}/logs/kai-*.log",),
+        kai_lines=egress_names.namespaces_in_text(model),
+        names_in_text=egress_names.in_text(model),
+    )
 
-    return {
+
+def inventory(model: RunaiBlueprint) -> dict[str, Any]:
+    def address(name: str) -> dict[str, Any]:
+        return {"ansible_host": container_name(model.name, name)}
+
+    def host(name: str) -> dict[str, Any]:
+        return {"hosts": {name: address(name)}}
+
+    document: dict[str, Any] = {
         "all": {
             "vars": {
                 "ansible_connection": "community.docker.docker",
@@ -117,12 +138,19 @@ def inventory(model: RunaiBlueprint) -> dict[str, Any]:
             "children": {"prometheus": host("prometheus"), "runai": host("runai")},
         }
     }
+    fence_hosts.apply(document, model.egress, RULE_AREAS, address, logs=egress_logs(model))
+    return document
 
 
 def extravars(
-    model: RunaiBlueprint, source: Path, options: RunaiUpOptions, web_ui: prometheus_ui.UiBuild | None
+    model: RunaiBlueprint,
+    source: Path,
+    options: RunaiUpOptions,
+    web_ui: prometheus_ui.UiBuild | None,
+    fence: builds.CentralBinaries | None = None,
 ) -> dict[str, Any]:
-    """The lab's extra variables: the Run:ai driver's, and Prometheus' web UI when it was built."""
+    """The lab's extra variables: the Run:ai driver's, Prometheus' web UI when it was built, and the
+    fence's binaries when they are cached."""
     return {
         "runai_blueprint_src": str(source.resolve()),
         "runai_scenario": options.scenario,
@@ -131,6 +159,7 @@ def extravars(
         "runai_node_pools": [pool.name for pool in model.node_pools],
         "runai_log_verbosity": model.log_verbosity,
         **prometheus_ui.install_vars(web_ui),
+        **fence_install.install_vars(fence),
     }
 
 
@@ -161,6 +190,10 @@ class RunaiKind:
         )
         _write_user_kubeconfig(state / "kubeconfig", creds, model.ports.kube_apiserver)
         rest_keys = rest_credentials(model.name)
+        fence = None
+        if model.egress.enabled:
+            egress_key.ensure(model.name)
+            fence = fence_install.for_bring_up(model.name, progress)
         web_ui = ui_install.for_bring_up(model.name, progress)
         rendered = lifecycle.Rendered(
             name=model.name,
@@ -168,7 +201,7 @@ class RunaiKind:
                 model, str(built.directory), str(creds.directory), str(rest_keys)
             ),
             inventory=inventory(model),
-            extravars=extravars(model, source, options, web_ui),
+            extravars=extravars(model, source, options, web_ui, fence),
             blueprint_source=source,
             state_dirs=(state / "runai", contract.alerts_dir(model.name)),
         )
@@ -176,6 +209,8 @@ class RunaiKind:
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
         if web_ui is None:  # built and installed in the background: the lab does not wait for npm
             ui_install.install_later(model.name, options.prometheus_ui_source, progress)
+        if model.egress.enabled and fence is None:
+            fence_install.install_later(model.name, progress)
         return running.attach(engine.require_engine(), model.name, self.name, model)
 
     def up_message(self, model: RunaiBlueprint, options: RunaiUpOptions) -> str:
@@ -194,7 +229,7 @@ class RunaiKind:
         secret = rest_keys_dir(name) / rest_auth.CLIENT_SECRET_FILE
         if secret.exists():
             found["runai-rest client secret"] = f"{secret} (client {rest_auth.CLIENT_ID})"
-        return {**found, **ui_install.facts(name)}
+        return {**found, **ui_install.facts(name), **fence_install.facts(name)}
 
 
 def rest_keys_dir(lab: str) -> Path:

@@ -22,7 +22,11 @@ import pytest
 
 from lab import contract, promql, versions
 from lab.attach import fault_record
+from lab.blueprint.egress_spec import JOB_ID_LABELS
 from lab.blueprint.runai_blueprint import RunaiBlueprint, load
+from lab.egress import fence, pseudonyms
+from lab.egress import key as egress_key
+from lab.egress import names as egress_names
 from lab.kinds import runai_lab
 from lab.kube import manifests, scenarios
 from lab.kube.api import ApiError, Client
@@ -32,7 +36,7 @@ from lab.paths import lab_state_dir
 from lab.runai import Arrivals, rest_auth, walk
 from tests.lab_groups import RUNAI_BLUEPRINT
 
-from .conftest import delivered, run_lab, silent_panels, unix_time, wait_for
+from .conftest import delivered, logsql, run_lab, silent_panels, unix_time, wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -261,6 +265,134 @@ def test_gpu_fault_fails_the_job_by_its_pod_failure_policy(runai: RunaiBlueprint
     )
     assert events[0]["type"] == "Warning" and events[0]["source"]["component"] == "job-controller"
     assert "exit code 134" in events[0]["message"]
+
+
+# The centre beyond the fence (signals/egress.md): the gateway reads every 5 s, the site evaluates every
+# 15 s, the events file and KAI's logs are read as they grow.
+CENTRAL_METRICS = f"http://127.0.0.1:{load(BLUEPRINT).ports.central_metrics}"
+CENTRAL_LOGS = f"http://127.0.0.1:{load(BLUEPRINT).ports.central_logs}"
+CENTRAL_ALERTS = f"http://127.0.0.1:{load(BLUEPRINT).ports.central_alerts}"
+AT_THE_CENTRE_S = 180
+
+
+def _real_names(model: RunaiBlueprint) -> set[str]:
+    """Every name the fence keeps that this run made or declared: the blueprint's, and the workloads,
+    pods, Jobs and pod groups the events name. Kubernetes' own namespaces are no one's: ``default`` is
+    also a node pool's name, which crosses in clear."""
+    made = {
+        e["involvedObject"]["name"]
+        for e in _events(model)
+        if e["involvedObject"].get("kind") in {"Pod", "Job", "PyTorchJob", "PodGroup"}
+    }
+    declared = {name.value for name in egress_names.of_blueprint(model).fixed}
+    return (declared - set(egress_names.KUBERNETES_OWN_NAMESPACES)) | made
+
+
+def test_the_centre_holds_the_egress_records_with_projects_as_keyed_pseudonyms(runai: RunaiBlueprint) -> None:
+    """Only the egress set crosses; the allocation per project arrives under each project's keyed
+    pseudonym, which `lab egress reveal` turns back into the name; no job id, uid or name crosses."""
+    allowed = {*fence.records(runai_lab.RULE_AREAS), *fence.READ_HEALTH}
+    allocated = wait_for(
+        lambda: promql.query(CENTRAL_METRICS, "clusterId_project:runai_allocated_gpu_count_per_project:sum"),
+        AT_THE_CENTRE_S,
+        "the allocation per project at the centre",
+        every_s=2,
+    )
+    lab_key = egress_key.load(runai.name)
+    by_pseudonym = {pseudonyms.pseudonym(lab_key, p.name): p.name for p in runai.projects}
+    crossed_projects = {series.labels["project"] for series in allocated}
+    assert crossed_projects <= set(by_pseudonym), crossed_projects
+    one = sorted(crossed_projects)[0]
+    assert by_pseudonym[one] in run_lab("egress", "reveal", one, "--lab", runai.name).stdout
+    now = time.time()
+    crossed = promql.series(CENTRAL_METRICS, '{__name__=~".+"}', now - 3600, now)
+    assert {labels["__name__"] for labels in crossed} <= allowed
+    # Every GPU of the lab, once the site scraped every node's DCGM target.
+    gpus = sum(pool.nodes * pool.gpus_per_node for pool in runai.node_pools)
+    wait_for(
+        lambda: promql.query(CENTRAL_METRICS, f"count(Hostname_gpu_UUID:DCGM_FI_DEV_GPU_UTIL:max) == {gpus}"),
+        AT_THE_CENTRE_S,
+        f"the {gpus} GPUs' utilisation at the centre",
+    )
+    assert not [labels for labels in crossed if set(labels) & set(JOB_ID_LABELS)]
+    values = {value for labels in crossed for value in labels.values()}
+    assert not values & _real_names(runai), f"names crossed in clear: {sorted(values & _real_names(runai))}"
+
+
+def test_the_victims_events_and_kai_lines_cross_with_every_name_pseudonymised(
+    runai: RunaiBlueprint,
+) -> None:
+    """The victim's Scheduled event reaches the centre's log store under its pod's and namespace's keyed
+    pseudonyms, naming its node in clear; KAI's binder line for it too. No line at the centre holds a name
+    in clear (signals/logs.md, "The Run:ai lab's lines")."""
+    fault = wait_for(lambda: _fault(runai), 180, "the XID on the victim's GPU")
+    lab_key = egress_key.load(runai.name)
+    pod, namespace = (pseudonyms.pseudonym(lab_key, fault[k]) for k in ("pod", "namespace"))
+    (scheduled,) = wait_for(
+        lambda: logsql(CENTRAL_LOGS, f"prog:=kubernetes-events reason:=Scheduled name:={pod}"),
+        AT_THE_CENTRE_S,
+        "the victim's Scheduled event at the centre",
+        every_s=2,
+    )
+    assert (scheduled["kind"], scheduled["namespace"], scheduled["component"]) == (
+        "Pod",
+        namespace,
+        "kai-scheduler",
+    )
+    assert f"pod {namespace}/{pod} to node {fault['node']}" in scheduled["_msg"], scheduled
+    bound = wait_for(
+        lambda: logsql(CENTRAL_LOGS, f'prog:=kai-binder "{pod}"'),
+        AT_THE_CENTRE_S,
+        "KAI's binding at the centre",
+    )
+    assert any("Binding pod" in line["_msg"] for line in bound), bound
+    crossed = logsql(CENTRAL_LOGS, "_time:1h")
+    assert {line["prog"] for line in crossed} >= {"kubernetes-events", "kai-scheduler", "kai-binder"}
+    in_text = re.compile(egress_names.in_text(runai))
+    real = _real_names(runai)
+    leaks = [line for line in crossed for value in line.values() if value in real or in_text.search(value)]
+    assert not leaks, f"names crossed in the logs: {leaks[:3]}"
+
+
+def test_central_walk_from_the_xid_alert_to_the_workload_through_the_logs(runai: RunaiBlueprint) -> None:
+    """docs/journeys.md, failed job from the centre on the Run:ai lab: the centre's XID alert names the
+    site, node and GPU; the centre's events name the pod that was scheduled to that node (a pseudonym) and
+    the Job that made it; `lab egress reveal` names the workload; the site's DCGM series of that GPU
+    carry its pod."""
+    fault = wait_for(lambda: _fault(runai), 180, "the XID on the victim's GPU")
+    node, gpu = fault["node"], str(fault["gpu"])
+
+    def firing() -> list[dict[str, Any]]:
+        return [
+            a
+            for a in promql.alerts(CENTRAL_ALERTS)
+            if a["labels"].get("alertname") == "CentralGPUXIDError"
+            and a["labels"].get("Hostname") == node
+            and a["state"] == "firing"
+        ]
+
+    (alert,) = wait_for(firing, AT_THE_CENTRE_S, "CentralGPUXIDError firing at the centre")
+    print(f"CentralGPUXIDError firing at the centre {time.time() - fault['at']:.1f} s after the fault")
+    assert (alert["labels"]["cluster"], alert["labels"]["gpu"]) == (runai.name, gpu)
+    assert not {"pod", "namespace", "container", "workload_name"} & set(alert["labels"]), alert
+    # Walk, step 1: the pods scheduled to the node before the XID, at the centre (pseudonyms).
+    scheduled = logsql(
+        CENTRAL_LOGS, f'prog:=kubernetes-events reason:=Scheduled "to node {node}" | sort by (_time desc)'
+    )
+    pods = [line["name"] for line in scheduled if unix_time(line["_time"]) <= fault["at"]]
+    # Step 2: the Job that created each pod names the workload (a pseudonym), revealed at the site.
+    lab_key = egress_key.load(runai.name)
+    victim = pseudonyms.pseudonym(lab_key, fault["pod"])
+    assert victim in pods, (victim, pods)
+    (created,) = logsql(
+        CENTRAL_LOGS, f'prog:=kubernetes-events reason:=SuccessfulCreate kind:=Job "{victim}"'
+    )
+    revealed = run_lab("egress", "reveal", created["name"], "--lab", runai.name).stdout
+    assert fault["workload"] in revealed, revealed
+    # Step 3: at the site, the GPU's series named the workload's pod (the failed pod is gone by now).
+    selector = f'Hostname="{node}", gpu="{gpu}", pod=~"{fault["workload"]}-.+"'
+    rows = promql.query(PROMETHEUS, f"max_over_time(DCGM_FI_DEV_XID_ERRORS{{{selector}}}[30m])")
+    assert [row.labels["pod"] for row in rows] == [fault["pod"]]
 
 
 def _fault(model: RunaiBlueprint) -> dict[str, Any] | None:

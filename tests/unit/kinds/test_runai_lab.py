@@ -1,18 +1,49 @@
 """The Run:ai kind's inventory and containers carry the same alerting path as a Slurm lab's: the
-prometheus role's variables, Alertmanager published on 127.0.0.1, the alerts directory mounted."""
+prometheus role's variables, Alertmanager published on 127.0.0.1, the alerts directory mounted; and the
+same fence, whose gateway reads the driver's events and KAI's logs."""
+
+import re
 
 from lab import contract
 from lab.blueprint import runai_blueprint
+from lab.blueprint.egress_spec import RunaiEgress
 from lab.bringup import container_specs
 from lab.kinds import runai_lab
-from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT
+from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
 
 
 def test_a_runai_lab_loads_the_dcgm_and_runai_rules() -> None:
     model = runai_blueprint.load(BLUEPRINTS_DIR / "runai.yaml")
     variables = runai_lab.inventory(model)["all"]["vars"]
-    assert variables["prometheus_rule_areas"] == ["dcgm", "runai"]
+    assert variables["prometheus_rule_areas"] == ["dcgm", "runai", "egress-dcgm", "egress-runai"]
     assert {"prometheus_cluster_label", "prometheus_scrape_jobs"} <= set(variables)
+
+
+def test_the_fence_reads_the_drivers_events_and_kais_logs_through_a_read_only_bind() -> None:
+    model = runai_blueprint.load(BLUEPRINTS_DIR / "runai.yaml")
+    gateway = runai_lab.inventory(model)["all"]["children"]["egress"]["vars"]
+    assert gateway["egress_gateway_event_logs"] == ["/var/log/site/runai/events.jsonl"]
+    assert gateway["egress_gateway_kai_logs"] == ["/var/log/site/runai/logs/kai-*.log"]
+    assert gateway["egress_gateway_job_logs"] == gateway["egress_gateway_slurmctld_logs"] == []
+    names_in_text = re.compile(gateway["egress_gateway_names_in_text"])
+    assert names_in_text.search("task <runai-team-a/train-00001-ftgr7> to node <dgx-001>")
+    specs = {spec.role: spec for spec in container_specs.runai_containers(model, "/build", "/pki", "/rest")}
+    out = str(lab_state_dir(model.name) / "runai")
+    assert specs["egress"].binds[out] == "/var/log/site/runai"
+    assert out not in specs["egress"].writable_binds
+    assert specs["central"].ports == {
+        contract.VICTORIA_METRICS_PORT: 8528,
+        contract.VICTORIA_LOGS_PORT: 9528,
+        contract.VMALERT_PORT: 8980,
+    }
+
+
+def test_with_egress_off_a_runai_lab_has_no_fence() -> None:
+    model = runai_blueprint.load(BLUEPRINTS_DIR / "runai.yaml")
+    model = model.model_copy(update={"egress": RunaiEgress(enabled=False)})
+    assert "egress" not in runai_lab.inventory(model)["all"]["children"]
+    roles = {spec.role for spec in container_specs.runai_containers(model, "/build", "/pki", "/rest")}
+    assert roles == {"prometheus", "runai"}
 
 
 def test_a_runai_labs_prometheus_publishes_alertmanager_beside_it() -> None:

@@ -4,6 +4,7 @@ the label schemes restated in lab/egress/names.py are the ones the lab makes its
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import pytest
@@ -152,3 +153,28 @@ def test_replicas_are_named_as_the_training_operator_names_them() -> None:
         "gang-fits-worker-1",
         "gang-fits-worker-2",
     ]
+
+
+def test_every_name_in_text_is_matched_whole_as_its_label_value_is_pseudonymised() -> None:
+    """A name in a log line gets the pseudonym its label value gets only when it is matched whole: a pod
+    before its workload, a queue before its project."""
+    model = runai_blueprint.load(DEFAULT_RUNAI_BLUEPRINT)
+    pattern = re.compile(names.in_text(model))
+    made = ["train-00001", "train-00001-ftgr7", "dist-00002-master-0", "dist-00002-worker-6"]
+    for value in [*(n.value for n in names.of_blueprint(model).fixed), *made]:
+        if value in names.KUBERNETES_OWN_NAMESPACES:
+            assert not pattern.search(value), value
+            continue
+        assert [m.group(0) for m in pattern.finditer(f"<{value}>")] == [value], value
+    line = "task <runai-team-a/train-00001-ftgr7> pg-train-00001-ftgr7-38163 queue <team-a-default> dgx-001"
+    found = [m.group(0) for m in pattern.finditer(line)]
+    assert found == ["runai-team-a", "train-00001-ftgr7", "train-00001-ftgr7", "team-a-default"]
+
+
+def test_kais_lines_that_cross_name_an_object_of_a_projects_namespace() -> None:
+    pattern = re.compile(names.namespaces_in_text(runai_blueprint.load(DEFAULT_RUNAI_BLUEPRINT)))
+    assert pattern.search("Attempting to allocate job: <runai-team-a/pg-train-00001-ftgr7-3816> of queue")
+    assert pattern.search('Binding pod\t{"namespace": "runai-team-b", "name": "train-00003-abcde"}')
+    assert not pattern.search("Resource division result for queue <team-a>: Queue Priority: <100>")
+    assert not pattern.search("[allocate] Enter Allocate ...")
+    assert not pattern.search("namespace runai-team-ab")  # not a project's

@@ -116,6 +116,9 @@ SITE_LOGS_MOUNT = "/var/log/site"
 EGRESS_STATE_DIR = "/var/lib/otelcol-lab"  # the gateway's queues and file offsets (file_storage), a volume
 CENTRAL_DATA_DIR = "/var/lib/central"  # the centre's stores' data (victoria-metrics/, victoria-logs/)
 JOB_MAPPING_DIR = "/var/lib/dcgm-exporter/job-mapping"  # the GPU Operator's hpcJobMapping default
+# Each node's GPUs as `nvidia-smi --query-gpu=index,uuid --format=csv,noheader` prints them (%n = the node),
+# written at boot (in the lab: by the shim when it starts); the Prolog's line names the UUIDs from it.
+GPU_UUIDS_FILE = "/run/nvidia-gpu-uuids/%n.csv"
 # Host → Slurm containers, read-only: slurm.conf, gres.conf and cgroup.conf, rendered once per lab. The
 # images link /etc/slurm/<file> here, so every daemon and client finds them at Debian's usual path.
 SLURM_CONFIG_MOUNT = "/etc/slurm-lab"

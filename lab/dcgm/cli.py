@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lab import contract
-from lab.dcgm import UPSTREAM_TAG, h100, logfmt
+from lab.dcgm import UPSTREAM_TAG, h100, logfmt, uuid_file
 from lab.dcgm.counters import CountersError, load_counters
 from lab.dcgm.gpu_model import EMULATED_FIELDS
 from lab.dcgm.job_classes import JobClassesError, JobClassesReader, load_job_classes
@@ -138,6 +138,12 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="LAB: Kubernetes mode reads GPU->pod assignments from this JSON file "
         "(written by the Run:ai lab's device assignment) instead of the kubelet socket",
     )
+    lab.add_argument(
+        "--gpu-uuids-file",
+        metavar="PATH",
+        help="LAB: at start, write each node's GPUs as `nvidia-smi --query-gpu=index,uuid "
+        "--format=csv,noheader` prints them (%%n = the node's name), for the Prolog's UUIDs",
+    )
     lab.add_argument("--seed", type=int, default=0, help="LAB: seed of the value model (default 0)")
     return parser
 
@@ -193,7 +199,10 @@ def node_configs(args: argparse.Namespace, env: Mapping[str, str]) -> list[NodeC
 
 
 def build_nodes(argv: Sequence[str], env: Mapping[str, str]) -> list[EmulatedNode]:
-    args = build_parser(env).parse_args(list(argv))
+    return nodes_of(build_parser(env).parse_args(list(argv)), env)
+
+
+def nodes_of(args: argparse.Namespace, env: Mapping[str, str]) -> list[EmulatedNode]:
     logging.getLogger("lab.dcgm").setLevel(logging.DEBUG if args.debug else logging.INFO)
     configs = node_configs(args, env)
     counters = load_counters(args.collectors, supported_fields=EMULATED_FIELDS)
@@ -212,10 +221,17 @@ def build_nodes(argv: Sequence[str], env: Mapping[str, str]) -> list[EmulatedNod
 def run(argv: Sequence[str], env: Mapping[str, str], stop: threading.Event) -> int:
     """Serve until ``stop`` is set; returns the process exit code."""
     try:
-        nodes = build_nodes(argv, env)
+        args = build_parser(env).parse_args(list(argv))
+        nodes = nodes_of(args, env)
     except (UsageError, CountersError, JobClassesError) as error:
         log.error(str(error))
         return 2
+    try:
+        for node in nodes if args.gpu_uuids_file else []:
+            uuid_file.write(args.gpu_uuids_file, node.config.name, node.config.gpus)
+    except OSError as error:
+        log.error(f"LAB: --gpu-uuids-file: {error}")
+        return 1
     try:
         shim = serve(nodes)
     except OSError as error:

@@ -209,7 +209,10 @@ def render(
     document = slurm_inventory(model, lab_keys, hosts, slurm_exporter=binary is not None)
     address = partial(host_address, model, hosts=hosts)
     fence_hosts.apply(document, model.egress, EGRESS_AREAS, address, logs=EGRESS_LOGS)
-    extravars: dict[str, Any] = {"dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S}
+    extravars: dict[str, Any] = {
+        "dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S,
+        "dcgm_job_mapping_gpu_uuids": contract.GPU_UUIDS_FILE,
+    }
     late_vars = None
     if isinstance(binary, Path):
         extravars["slurm_exporter_binary_src"] = str(binary)

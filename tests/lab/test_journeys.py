@@ -6,6 +6,7 @@ test clears its fault and waits for the alert to resolve."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -74,11 +75,11 @@ def _alert(notification: Delivered, alertname: str) -> dict[str, str]:
     return labels
 
 
-def _holders_in_central_logs(lab: Blueprint, faulted: Faulted, start: float, end: float) -> list[str]:
-    """The jobs that held the faulted GPU between ``start`` and ``end``, by the Prolog and Epilog lines
-    at the centre's log store (docs/journeys.md, "From the centre"), in the order they started."""
-    gpu = f'gpus:~"(^|,){faulted.gpu}(,|$)"'
-    query = f"prog:=dcgm-job-mapping node:={faulted.node} {gpu} _time:1h | sort by (_time)"
+def _holders_in_central_logs(lab: Blueprint, uuid: str, start: float, end: float) -> list[str]:
+    """The jobs that held the GPU ``uuid`` (the central alert's `UUID`) between ``start`` and ``end``,
+    by the Prolog and Epilog lines at the centre's log store (docs/journeys.md, "From the centre"), in
+    the order they started."""
+    query = f"prog:=dcgm-job-mapping uuids:~{json.dumps(uuid)} _time:1h | sort by (_time)"
     runs: dict[str, dict[str, float]] = {}
     for line in logsql(f"http://127.0.0.1:{lab.ports.central_logs}", query):
         runs.setdefault(line["job_id"], {})[line["action"]] = unix_time(line["_time"])
@@ -238,7 +239,7 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
         f"http://127.0.0.1:{default_lab.ports.central_metrics}", f"{record}[10m]", time.time()
     )
     first_xid = min(float(t) for series in samples for t, v in series["values"] if float(v) != 0)
-    holders = _holders_in_central_logs(default_lab, faulted, first_xid - 60, first_xid)
+    holders = _holders_in_central_logs(default_lab, central["labels"]["UUID"], first_xid - 60, first_xid)
     assert holders[:1] == [faulted.job], holders
     # The site's Prometheus joins node and GPU to the job's series too.
     at_site = f'hpc_job:dcgm_gpu_xid:latched{{Hostname="{faulted.node}", gpu="{faulted.gpu}"}}'
@@ -316,7 +317,7 @@ def test_slow_job_throttled_gpu_alert_names_the_straggler_and_the_walk_shows_its
     central = _central_alert(default_lab, "CentralGPUSlowerThanNodePeers", faulted, CENTRAL_TIMEOUT_S)
     assert (central["labels"]["UUID"], float(central["value"])) == (labels["UUID"], 990.0)
     now = time.time()
-    assert _holders_in_central_logs(default_lab, faulted, now, now) == [faulted.job]
+    assert _holders_in_central_logs(default_lab, central["labels"]["UUID"], now, now) == [faulted.job]
     at_site = f'DCGM_FI_DEV_SM_CLOCK{{Hostname="{faulted.node}", gpu="{faulted.gpu}", hpc_job!=""}}'
     assert {s.labels["hpc_job"] for s in promql.query(prometheus, at_site)} == {faulted.job}
 

@@ -252,3 +252,54 @@ def test_slurm_script_context_decides_over_the_directory_name(node):
     node.prolog(42, "0", script=node.EPILOG)  # SLURM_SCRIPT_CONTEXT=prolog_slurmd
 
     assert node.read("0") == b"42\n"
+
+
+# --- the GPUs' UUIDs on the line (DCGM_JOB_MAPPING_GPU_UUIDS) ---
+
+UUIDS = "0, GPU-8b2281de-6d3c-22ed-0ec8-d3b864870b8b\n1, GPU-11111111-2222-3333-4444-555555555555\n"
+
+
+def test_the_line_names_the_uuids_of_the_jobs_gpus_from_nvidia_smis_csv(node):
+    uuids = node.base / "gpu-uuids.csv"
+    uuids.write_text(UUIDS)
+
+    run = node.prolog(42, "1,0", DCGM_JOB_MAPPING_GPU_UUIDS=str(uuids))
+
+    run.assert_ok(42)
+    assert list(run.log)[5:8] == ["gpus", "uuids", "dir"]
+    first, second = (line.partition(", ")[2] for line in UUIDS.splitlines())
+    assert run.log["uuids"] == f"{second},{first}"
+
+
+def test_a_mig_instance_is_named_by_its_parent_gpus_uuid(node):
+    uuids = node.base / "gpu-uuids.csv"
+    uuids.write_text(UUIDS)
+    mig = {"DCGM_JOB_MAPPING_MIG": "1", "DCGM_JOB_MAPPING_MIG_MAP": "3:1.4"}
+
+    run = node.prolog(42, "3", DCGM_JOB_MAPPING_GPU_UUIDS=str(uuids), **mig)
+
+    assert (run.log["gpus"], run.log["uuids"]) == ("1.4", "GPU-11111111-2222-3333-4444-555555555555")
+
+
+def test_a_missing_or_bad_uuid_file_is_logged_and_the_mapping_still_done(node):
+    missing = node.base / "nowhere.csv"
+    run = node.prolog(42, "0", DCGM_JOB_MAPPING_GPU_UUIDS=str(missing))
+    assert run.log["result"] == "ok" and "uuids" not in run.log
+    assert f"gpu uuids {missing}: No such file or directory" in run.log["error"]
+    assert node.read("0") == b"42\n"
+
+    bad = node.base / "bad.csv"
+    bad.write_text("0, GPU-8b2281de\nindex, uuid\n")
+    run = node.prolog(43, "0", DCGM_JOB_MAPPING_GPU_UUIDS=str(bad))
+    assert run.log["result"] == "ok" and "uuids" not in run.log
+    assert f"gpu uuids {bad}:2: not '<index>, GPU-<uuid>'" in run.log["error"]
+
+
+def test_a_gpu_the_uuid_file_does_not_list_names_no_uuid_at_all(node):
+    uuids = node.base / "gpu-uuids.csv"
+    uuids.write_text(UUIDS)
+
+    run = node.prolog(42, "0,5", DCGM_JOB_MAPPING_GPU_UUIDS=str(uuids))
+
+    assert run.log["result"] == "ok" and "uuids" not in run.log
+    assert run.log["error"] == f"gpu uuids {uuids}: no UUID for GPU 5"

@@ -16,6 +16,8 @@ from lab.paths import DEFAULT_BLUEPRINT
 from lab.workload import background
 
 KEYS = LabKeys(Path("/k/munge.key"), Path("/k/jwt.key"), Path("/k/db.pass"))
+# What every Slurm lab's nodes get: the health check's interval, and the GPUs' UUID file the shim writes.
+NODE_VARS = {"dcgm_health_check_interval": 30, "dcgm_job_mapping_gpu_uuids": "/run/nvidia-gpu-uuids/%n.csv"}
 
 
 def test_render_with_the_exporter() -> None:
@@ -23,7 +25,7 @@ def test_render_with_the_exporter() -> None:
     rendered = slurm_lab.render(model, DEFAULT_BLUEPRINT, KEYS, Path("/cache/slurm_exporter"))
     assert rendered.specs == container_specs.slurm_containers(model)
     assert rendered.extravars == {
-        "dcgm_health_check_interval": 30,
+        **NODE_VARS,
         "slurm_exporter_binary_src": "/cache/slurm_exporter",
     }
     variables = rendered.inventory["all"]["vars"]
@@ -34,7 +36,7 @@ def test_render_with_the_exporter() -> None:
 
 def test_render_without_the_exporter_scrapes_no_slurm_job() -> None:
     rendered = slurm_lab.render(load(DEFAULT_BLUEPRINT), DEFAULT_BLUEPRINT, KEYS, None)
-    assert rendered.extravars == {"dcgm_health_check_interval": 30}
+    assert rendered.extravars == NODE_VARS
     jobs = rendered.inventory["all"]["vars"]["prometheus_scrape_jobs"]
     assert [job["name"] for job in jobs] == ["dcgm"]
 
@@ -87,7 +89,7 @@ def test_cached_fence_binaries_go_in_with_the_lab_and_missing_ones_skip_the_role
     model = load(DEFAULT_BLUEPRINT)
     rendered = slurm_lab.render(model, DEFAULT_BLUEPRINT, KEYS, None, fence=built)
     assert rendered.extravars == {
-        "dcgm_health_check_interval": 30,
+        **NODE_VARS,
         "egress_gateway_binary_src": "/c/otelcol-lab",
         "central_store_victoria_metrics_src": "/c/victoria-metrics",
         "central_store_victoria_logs_src": "/c/victoria-logs",
@@ -96,7 +98,7 @@ def test_cached_fence_binaries_go_in_with_the_lab_and_missing_ones_skip_the_role
     # Not built yet: the hosts are there, their roles skipped (ansible/fence.yml's `when`) until
     # `lab egress install` runs the fence's plays with the binaries.
     rendered = slurm_lab.render(model, DEFAULT_BLUEPRINT, KEYS, None)
-    assert rendered.extravars == {"dcgm_health_check_interval": 30}
+    assert rendered.extravars == NODE_VARS
     assert {"egress", "central"} <= set(rendered.inventory["all"]["children"])
 
 
@@ -108,7 +110,7 @@ def test_an_exporter_built_beside_the_bring_up_is_handed_to_provisioning_late() 
         return Path("/cache/archive/slurm_exporter")
 
     rendered = slurm_lab.render(load(DEFAULT_BLUEPRINT), DEFAULT_BLUEPRINT, KEYS, binary)
-    assert rendered.extravars == {"dcgm_health_check_interval": 30}
+    assert rendered.extravars == NODE_VARS
     assert waited == []  # rendering does not wait for the build
     assert rendered.late_vars is not None
     assert rendered.late_vars() == {"slurm_exporter_binary_src": "/cache/archive/slurm_exporter"}

@@ -274,7 +274,8 @@ def test_settings_are_the_environment_over_the_config_file_over_the_defaults(
     assert got == {
         key: env.get(key) or from_file.get(key) or default for key, default in script.DEFAULTS.items()
     }
-    assert all(value for key, value in got.items() if key != "DCGM_JOB_MAPPING_MIG_MAP")
+    optional = ("DCGM_JOB_MAPPING_MIG_MAP", "DCGM_JOB_MAPPING_GPU_UUIDS")  # empty by default
+    assert all(value for key, value in got.items() if key not in optional)
     if conf != "file":
         assert len(problems) == 1
 
@@ -296,7 +297,7 @@ def test_mapping_file_contents_round_trip_and_garbage_is_a_problem(ids: list[str
 def test_a_log_record_is_one_line_that_reads_back(record: dict[str, str]) -> None:
     line = script.format_line(record)
     assert line.endswith("\n") and line.count("\n") == 1
-    shown = [k for k in script.LOG_FIELDS if record.get(k) or k not in ("swept", "error")]
+    shown = [k for k in script.LOG_FIELDS if record.get(k) or k not in script.OPTIONAL_FIELDS]
     fields = parse_logfmt(line[:-1])
     assert list(fields) == shown
     assert fields == {key: record.get(key, "") for key in shown}
@@ -420,7 +421,7 @@ def test_a_run_exits_0_logs_one_line_and_writes_only_in_the_mapping_dir(
     assert not (new_line and done.stderr), "one line, in one place"
     fields = parse_logfmt(line[:-1].decode("utf-8"))
     assert list(fields) == [key for key in script.LOG_FIELDS if key in fields]
-    assert {key for key in script.LOG_FIELDS if key not in ("swept", "error")} <= set(fields)
+    assert {key for key in script.LOG_FIELDS if key not in script.OPTIONAL_FIELDS} <= set(fields)
     job_id = env.get("SLURM_JOB_ID", "")
     if job_id.isprintable():  # what the line shows of other bytes is the "replace" codec's
         assert fields["job_id"] == job_id

@@ -1,14 +1,16 @@
-"""What the fence costs on a running Slurm lab: series at the centre against the site's Prometheus,
+"""What the fence costs on a running lab, Slurm or Run:ai: series at the centre against the site's Prometheus,
 bytes per second into the centre, the egress gateway's CPU and memory, and the delay from a sample's
 evaluation at the site to its copy being readable at the centre.
 
     python3 bench/bench_fence.py [--lab default] [--seconds 300]
+    python3 bench/bench_fence.py --lab runai-default
 
 Series: ``count({__name__=~".+"})`` on each side at one instant. Bytes: the centre container's
 received bytes (the engine's network counters) over the window, which is the gateway's remote write
 and nothing else while no one queries the centre. CPU and memory: the gateway container's cgroup as
 the engine reports it, sampled every 5 s. Delay: every 0.5 s the centre's raw samples of the
-cluster records (``/api/v1/export``, no query latency offset) are read; each new (series, timestamp)
+cluster's records (``cluster:…`` of a Slurm lab, ``clusterId_…:…`` of a Run:ai lab; ``/api/v1/export``,
+no query latency offset) are read; each new (series, timestamp)
 is stamped when first seen, its delay is that instant minus its timestamp (the site's evaluation time,
 which the gateway keeps), to within the 0.5 s of the poll. Prints markdown for BENCHMARKS.md.
 """
@@ -30,18 +32,17 @@ import docker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from lab import contract, promql
+from lab import contract, kinds, promql
 from lab.attach import running
-from lab.blueprint import slurm_blueprint
 from lab.bringup import engine
 
 POLL_S = 0.5
 STATS_EVERY_S = 5.0
-DELAY_MATCH = '{__name__=~"cluster:.+"}'
+DELAY_MATCH = '{__name__=~"cluster[^:]*:.+"}'
 
 
 def exported(central: str, since: float) -> dict[tuple[str, int], None]:
-    """(series, timestamp in ms) of every raw sample of the cluster records since ``since``."""
+    """(series, timestamp in ms) of every raw sample of the cluster's records since ``since``."""
     params = urllib.parse.urlencode({"match[]": DELAY_MATCH, "start": f"{since:.3f}"})
     with urllib.request.urlopen(f"{central}/api/v1/export?{params}", timeout=10) as response:
         lines = response.read().decode().splitlines()
@@ -75,7 +76,7 @@ def main() -> int:
     parser.add_argument("--lab", default="default")
     parser.add_argument("--seconds", type=float, default=300)
     args = parser.parse_args()
-    blueprint = slurm_blueprint.load(running.recorded_blueprint(args.lab))
+    blueprint = kinds.load(running.recorded_blueprint(args.lab)).model
     local = f"http://127.0.0.1:{blueprint.ports.prometheus}"
     central = f"http://127.0.0.1:{blueprint.ports.central_metrics}"
     client = engine.require_engine()

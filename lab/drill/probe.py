@@ -15,11 +15,11 @@ from docker.models.containers import Container
 
 from lab import contract, promql
 from lab.attach.running import RunningLab
+from lab.bringup.daemons import DAEMON_COMMAND
 from lab.workload import background
 
 T = TypeVar("T")
 
-DAEMON = "/usr/local/sbin/lab-daemon"
 JOB_START_S = 120  # a drill job waits at most this long for free GPUs beside the live workload
 STATE_SAVE = "/var/spool/slurm/ctld"  # slurm.conf StateSaveLocation in the lab
 EMPTY_RETRIES = 3  # an exec's output lost once in hundreds of calls; three losses in a row were never seen
@@ -62,10 +62,10 @@ class Probe:
         return output
 
     def daemon(self, host: str, action: str, *names: str) -> str:
-        return self.check(host, shlex.join([DAEMON, action, *names]))
+        return self.check(host, shlex.join([DAEMON_COMMAND, action, *names]))
 
     def daemon_running(self, host: str, name: str) -> bool:
-        return self.run(host, shlex.join([DAEMON, "status", name]))[1].strip() == f"{name} running"
+        return self.run(host, shlex.join([DAEMON_COMMAND, "status", name]))[1].strip() == f"{name} running"
 
     def kill(self, host: str, process: str) -> None:
         """SIGKILL, as the OOM killer or a crash ends a daemon: no clean shutdown, no state saved."""

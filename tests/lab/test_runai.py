@@ -276,6 +276,15 @@ CENTRAL_ALERTS = f"http://127.0.0.1:{load(BLUEPRINT).ports.central_alerts}"
 AT_THE_CENTRE_S = 180
 
 
+def _firing_at_centre(alertname: str) -> list[dict[str, Any]]:
+    """The centre's ``alertname`` alerts that fire now (vmalert's /api/v1/alerts)."""
+    return [
+        a
+        for a in promql.alerts(CENTRAL_ALERTS)
+        if a["labels"].get("alertname") == alertname and a["state"] == "firing"
+    ]
+
+
 def _real_names(model: RunaiBlueprint) -> set[str]:
     """Every name the fence keeps that this run made or declared: the blueprint's, and the workloads,
     pods, Jobs and pod groups the events name. Kubernetes' own namespaces are no one's: ``default`` is
@@ -364,13 +373,7 @@ def test_central_walk_from_the_xid_alert_to_the_workload_through_the_logs(runai:
     node, gpu = fault["node"], str(fault["gpu"])
 
     def firing() -> list[dict[str, Any]]:
-        return [
-            a
-            for a in promql.alerts(CENTRAL_ALERTS)
-            if a["labels"].get("alertname") == "CentralGPUXIDError"
-            and a["labels"].get("Hostname") == node
-            and a["state"] == "firing"
-        ]
+        return [a for a in _firing_at_centre("CentralGPUXIDError") if a["labels"].get("Hostname") == node]
 
     (alert,) = wait_for(firing, AT_THE_CENTRE_S, "CentralGPUXIDError firing at the centre")
     print(f"CentralGPUXIDError firing at the centre {time.time() - fault['at']:.1f} s after the fault")
@@ -555,11 +558,8 @@ def test_slow_job_throttled_gpu_alert_names_the_workload_and_gpu_and_the_walk_sh
     # braked replica in their `pod` field under its keyed pseudonym, though no pattern of the lab knows
     # its name (inside the text such a name crosses as written: signals/logs.md).
     def central_firing() -> list[tuple[str, str]]:
-        return [
-            (a["labels"]["Hostname"], a["labels"]["gpu"])
-            for a in promql.alerts(CENTRAL_ALERTS)
-            if a["labels"].get("alertname") == "CentralGPUSlowerThanNodePeers" and a["state"] == "firing"
-        ]
+        alerts = _firing_at_centre("CentralGPUSlowerThanNodePeers")
+        return [(a["labels"]["Hostname"], a["labels"]["gpu"]) for a in alerts]
 
     central = wait_for(central_firing, AT_THE_CENTRE_S, "CentralGPUSlowerThanNodePeers at the centre")
     print(

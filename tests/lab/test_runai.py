@@ -285,6 +285,16 @@ def _firing_at_centre(alertname: str) -> list[dict[str, Any]]:
     ]
 
 
+def _held_by(model: RunaiBlueprint, project: str, workload: str) -> str:
+    """The centre's `held_by` annotation part that names ``workload`` of ``project``: their keyed
+    pseudonyms under the lab's key (central-gpu.yml)."""
+    lab_key = egress_key.load(model.name)
+    return (
+        f"project {pseudonyms.pseudonym(lab_key, project)} "
+        f"workload {pseudonyms.pseudonym(lab_key, workload)}"
+    )
+
+
 def _real_names(model: RunaiBlueprint) -> set[str]:
     """Every name the fence keeps that this run made or declared: the blueprint's, and the workloads,
     pods, Jobs and pod groups the events name. Kubernetes' own namespaces are no one's: ``default`` is
@@ -378,7 +388,17 @@ def test_central_walk_from_the_xid_alert_to_the_workload_through_the_logs(runai:
     (alert,) = wait_for(firing, AT_THE_CENTRE_S, "CentralGPUXIDError firing at the centre")
     print(f"CentralGPUXIDError firing at the centre {time.time() - fault['at']:.1f} s after the fault")
     assert (alert["labels"]["cluster"], alert["labels"]["gpu"]) == (runai.name, gpu)
-    assert not {"pod", "namespace", "container", "workload_name"} & set(alert["labels"]), alert
+    assert not {"pod", "namespace", "container", "workload_name", "project"} & set(alert["labels"]), alert
+    # Its `held_by` names the victim's project and workload as their pseudonyms, never in clear (vmalert
+    # templates it at every evaluation, from the holder record that crossed before the XID).
+    victim = _held_by(runai, fault["namespace"].removeprefix("runai-"), fault["workload"])
+    (alert,) = wait_for(
+        lambda: [a for a in firing() if victim in a["annotations"].get("held_by", "")],
+        AT_THE_CENTRE_S,
+        f"CentralGPUXIDError held_by naming {victim}",
+    )
+    held_by = alert["annotations"]["held_by"]
+    assert fault["workload"] not in held_by and fault["namespace"] not in held_by, held_by
     # Walk, step 1: the pods scheduled to the node before the XID, at the centre (pseudonyms).
     scheduled = logsql(
         CENTRAL_LOGS, f'prog:=kubernetes-events reason:=Scheduled "to node {node}" | sort by (_time desc)'
@@ -386,10 +406,10 @@ def test_central_walk_from_the_xid_alert_to_the_workload_through_the_logs(runai:
     pods = [line["pod"] for line in scheduled if unix_time(line["_time"]) <= fault["at"]]
     # Step 2: the Job that created each pod names the workload (a pseudonym), revealed at the site.
     lab_key = egress_key.load(runai.name)
-    victim = pseudonyms.pseudonym(lab_key, fault["pod"])
-    assert victim in pods, (victim, pods)
+    victim_pod = pseudonyms.pseudonym(lab_key, fault["pod"])
+    assert victim_pod in pods, (victim_pod, pods)
     (created,) = logsql(
-        CENTRAL_LOGS, f'prog:=kubernetes-events reason:=SuccessfulCreate kind:=Job "{victim}"'
+        CENTRAL_LOGS, f'prog:=kubernetes-events reason:=SuccessfulCreate kind:=Job "{victim_pod}"'
     )
     revealed = run_lab("egress", "reveal", created["workload_name"], "--lab", runai.name).stdout
     assert fault["workload"] in revealed, revealed
@@ -554,18 +574,20 @@ def test_slow_job_throttled_gpu_alert_names_the_workload_and_gpu_and_the_walk_sh
     # The journey's dashboard: every panel answers while the fault is in.
     assert not silent_panels(PROMETHEUS, "journey-slow-job-throttled-gpu-runai.json")
 
-    # From the centre: its alert names the node and the braked GPU, no holder; its events name the
-    # braked replica in their `pod` field under its keyed pseudonym, though no pattern of the lab knows
-    # its name (inside the text such a name crosses as written: signals/logs.md).
-    def central_firing() -> list[tuple[str, str]]:
-        alerts = _firing_at_centre("CentralGPUSlowerThanNodePeers")
-        return [(a["labels"]["Hostname"], a["labels"]["gpu"]) for a in alerts]
+    # From the centre: its alert names the node and the braked GPU, and its `held_by` the workload and
+    # project as pseudonyms; its events name the braked replica in their `pod` field under its keyed
+    # pseudonym, though no pattern of the lab knows its name (inside the text such a name crosses as
+    # written: signals/logs.md).
+    def central_firing() -> list[dict[str, Any]]:
+        return _firing_at_centre("CentralGPUSlowerThanNodePeers")
 
-    central = wait_for(central_firing, AT_THE_CENTRE_S, "CentralGPUSlowerThanNodePeers at the centre")
+    alerts = wait_for(central_firing, AT_THE_CENTRE_S, "CentralGPUSlowerThanNodePeers at the centre")
     print(
         f"CentralGPUSlowerThanNodePeers firing at the centre {time.time() - injected:.1f} s after the fault"
     )
-    assert [gpu for gpu in central if gpu[0] == node] == [straggler], central
+    on_node = [a for a in alerts if a["labels"]["Hostname"] == node]
+    assert [(a["labels"]["Hostname"], a["labels"]["gpu"]) for a in on_node] == [straggler], alerts
+    assert _held_by(runai, "team-a", THROTTLED_WORKLOAD) in on_node[0]["annotations"]["held_by"], on_node
     replica = pseudonyms.pseudonym(egress_key.load(runai.name), pod)
     (scheduled,) = logsql(CENTRAL_LOGS, f"prog:=kubernetes-events reason:=Scheduled pod:={replica}")
     assert f"to node {node}" in scheduled["_msg"] and scheduled["kind"] == "Pod", scheduled

@@ -1262,13 +1262,73 @@ def _egress_runai_scenario(scenario: str, slots: int) -> Test:
     }
 
 
+HOLDER_RECORD = "Hostname_gpu_UUID_project_workload_name:DCGM_FI_DEV_GPU_UTIL:group"
+HOLDER_BY = ("Hostname", "gpu", "UUID", "project", "workload_name")
+
+
+def _holder_groups(util: Cut, pods: Cut, slot: int, where: str) -> dict[tuple[str, ...], float]:
+    """HOLDER_RECORD at ``slot``: each live GPU_UTIL copy with a pod whose kube_pod_info is live names
+    its GPU, its project (the namespace's `runai-` suffix) and its workload (`created_by_name`)."""
+    made_by = {
+        (labels["namespace"], labels["pod"]): labels["created_by_name"]
+        for labels, slots in pods
+        if labels.get("created_by_name") and _live(slots, slot, where) is not None
+    }
+    groups: dict[tuple[str, ...], float] = {}
+    for labels, slots in util:
+        workload = made_by.get((labels.get("namespace", ""), labels.get("pod", "")))
+        match = re.fullmatch(r"runai-(.+)", labels.get("namespace", ""))
+        if workload and match and _live(slots, slot, where) is not None:
+            groups[(*(labels[k] for k in EGRESS_GPU), match.group(1), workload)] = 1.0
+    return groups
+
+
+def _egress_runai_holders() -> Test:
+    """The throttled Run:ai journey: the holder record names each held GPU of dgx-001 with its project
+    and workload while the pod is on it (the three training Jobs, then the PyTorchJob's replicas), and
+    nothing finer than the workload leaves."""
+    scenario = ROOT / "captures" / "journeys-runai-kai-0.13.0" / "throttled"
+    meta = _capture("window.json", scenario)
+    node = meta["nodes"][0]
+    util_raw = [s for s in _capture("dcgm-gpu-util.json", scenario) if s["metric"]["Hostname"] == node]
+    first = min(float(s["values"][0][0]) for s in util_raw)
+    window = Window(first - SCRAPE_S, meta["end"])
+    scraped = _scraped(_capture("up.json", scenario), window)
+    util = _cut_scraped(window, util_raw, lambda _: True, scraped)
+    pods = _cut_scraped(window, _capture("kube-pod-info.json", scenario), lambda _: True, scraped)
+    name = f"{node}: the holders of its GPUs (captured)"
+    slots = sorted(_holder_slots(util, {"Hostname": node, "gpu": g}) for g in {l["gpu"] for l, _ in util})
+    wanted = sorted({slot for group in slots for slot in group})
+    tests = [
+        _expr_test(HOLDER_RECORD, at(slot), _exp(HOLDER_RECORD, HOLDER_BY, _holder_groups(util, pods, slot, name)))
+        for slot in wanted
+    ]
+    if not any(test["exp_samples"] for test in tests):
+        raise SystemExit(f"{name}: no GPU with a holder at any tested slot")
+    tests += [
+        _expr_test(f'{{__name__="{HOLDER_RECORD}",{label}!=""}}', at(slot), [])
+        for label in ("pod", "namespace", "container", "workload_id", "created_by_name")
+        for slot in wanted[-1:]
+    ]
+    return {
+        "name": name,
+        "interval": f"{SCRAPE_S}s",
+        "input_series": [*_inputs(util), *_inputs(pods)],
+        "promql_expr_test": tests,
+    }
+
+
 def egress_runai() -> dict[str, Any]:
     """quota-exhaustion (team-c floods non-preemptible builds over its quota) and preemption-storm
     (team-a borrows the pool, team-b's claims reclaim it): allocation, quota and pending per project and
-    department."""
+    department; the throttled journey: the holders of each GPU."""
     return _test_file(
         ["egress-runai.yml"],
-        [_egress_runai_scenario("quota-exhaustion", 8), _egress_runai_scenario("preemption-storm", 8)],
+        [
+            _egress_runai_scenario("quota-exhaustion", 8),
+            _egress_runai_scenario("preemption-storm", 8),
+            _egress_runai_holders(),
+        ],
     )
 
 
@@ -1277,6 +1337,7 @@ def egress_runai() -> dict[str, Any]:
 CENTRAL_RULES = "../../ansible/roles/central_store/files/rules"
 CENTRAL_GPU_FAULT = "docs/journeys.md#failed-job-gpu-fault-from-the-centre"
 CENTRAL_THROTTLED = "docs/journeys.md#slow-job-throttled-gpu-from-the-centre"
+NO_HOLDER = "none at the centre"  # a Slurm site's: no holder crosses the fence
 
 
 def _central_xid(cut: XidCut) -> Test:
@@ -1290,6 +1351,7 @@ def _central_xid(cut: XidCut) -> Test:
             "XID. The job that held it is in the site's job log (node, GPU and time) and on the site's "
             "GPU series (hpc_job)."
         ),
+        "held_by": NO_HOLDER,
         "runbook_url": CENTRAL_GPU_FAULT,
     }
     return {
@@ -1319,6 +1381,7 @@ def _central_throttle(cut: ThrottleCut) -> Test:
             f"{cut.gpu['Hostname']}, which computed in that minute, is {mhz} MHz. Power, temperature and "
             "the job it slows are on the site's side (docs/journeys.md)."
         ),
+        "held_by": NO_HOLDER,
         "runbook_url": CENTRAL_THROTTLED,
     }
     return {
@@ -1332,14 +1395,59 @@ def _central_throttle(cut: ThrottleCut) -> Test:
     }
 
 
+def _central_runai_xid() -> Test:
+    """The Run:ai failed-job journey: CentralGPUXIDError names the node and GPU, and its `held_by` the
+    project and workload whose pod held the GPU before the XID, though the pod is gone when it fires."""
+    scenario = ROOT / "captures" / "journeys-runai-kai-0.13.0" / "gpu-fault"
+    meta = _capture("window.json", scenario)
+    node, gpu_index = meta["nodes"][0], str(meta["gpu"])
+    on_gpu = lambda m: m["Hostname"] == node and m["gpu"] == gpu_index  # noqa: E731
+    xid_raw = [s for s in _capture("dcgm-xid-errors.json", scenario) if on_gpu(s["metric"])]
+    first = min(float(s["values"][0][0]) for s in xid_raw)
+    window = Window(first - SCRAPE_S, meta["end"])
+    scraped = _scraped(_capture("up.json", scenario), window)
+    xid = _cut_scraped(window, xid_raw, lambda _: True, scraped)
+    util = _cut_scraped(window, _capture("dcgm-gpu-util.json", scenario), on_gpu, scraped)
+    pods = _cut_scraped(
+        window, _capture("kube-pod-info.json", scenario), lambda m: m["pod"] == meta["pod"], scraped
+    )
+    faulted = next(labels for labels, _ in xid if labels["err_code"] != "0")
+    fires = window.slot(meta["fault_at"]) + 1  # the first scrape after the fault
+    last = window.count - 1
+    gpu = {k: faulted[k] for k in EGRESS_GPU}
+    code = faulted["err_code"]
+    project = meta["namespace"].removeprefix("runai-")
+    notes = {
+        "summary": f"XID {code} on GPU {gpu['gpu']} of {gpu['Hostname']}",
+        "description": (
+            f"GPU {gpu['gpu']} ({gpu['UUID']}) of node {gpu['Hostname']} reports XID {code} as its last "
+            "XID. The job that held it is in the site's job log (node, GPU and time) and on the site's "
+            "GPU series (hpc_job)."
+        ),
+        "held_by": f"project {project} workload {meta['workload']}",
+        "runbook_url": CENTRAL_GPU_FAULT,
+    }
+    return {
+        "name": f"XID {code} on GPU {gpu['gpu']} of {node} under pod {meta['pod']}, from the centre (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": [*_inputs(xid), *_inputs(util), *_inputs(pods)],
+        "alert_rule_test": [
+            _alert(fires - 1, "CentralGPUXIDError"),
+            _alert(fires, "CentralGPUXIDError", ({**gpu, "severity": "critical"}, notes)),
+            _alert(last, "CentralGPUXIDError", ({**gpu, "severity": "critical"}, notes)),
+        ],
+    }
+
+
 def central_gpu() -> dict[str, Any]:
     file = _test_file(
-        ["egress-dcgm.yml"], [*map(_central_xid, _xid_cuts()), _central_throttle(ThrottleCut())]
+        ["egress-dcgm.yml", "egress-runai.yml"],
+        [*map(_central_xid, _xid_cuts()), _central_throttle(ThrottleCut()), _central_runai_xid()],
     )
     file["rule_files"].append(f"{CENTRAL_RULES}/central-gpu.yml")
     # The site's records, then the centre's rules on them, in each evaluation (promtool's order of
     # groups is otherwise its own).
-    return {**file, "group_eval_order": ["egress-dcgm", "central-gpu"]}
+    return {**file, "group_eval_order": ["egress-dcgm", "egress-runai", "central-gpu"]}
 
 
 FILES = {

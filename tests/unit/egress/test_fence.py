@@ -28,7 +28,7 @@ def test_the_allow_list_is_every_record_of_the_areas_files_in_order(tmp_path: Pa
 
 def test_the_shipped_files_have_no_record_twice() -> None:
     records = fence.records(("dcgm", "slurm", "runai"))
-    assert len(records) == len(set(records)) == 7 + 23 + 8
+    assert len(records) == len(set(records)) == 7 + 23 + 9
 
 
 def test_the_fence_adds_its_rule_files_both_hosts_and_what_the_gateway_sends() -> None:

@@ -118,9 +118,11 @@ bench:
 rules-test:
     python3 tests/rules/cut_series.py --check
     image="$(python3 -c 'from lab.bringup.images import role_image; print(role_image("prometheus"))')"; \
-    docker run --rm -v "$PWD:/w:ro" -w /w "$image" promtool check rules ansible/roles/prometheus/files/rules/*.yml \
-        ansible/roles/central_store/files/rules/*.yml; \
-    docker run --rm -v "$PWD:/w:ro" -w /w "$image" promtool test rules tests/rules/*.test.yml
+    upstream="$(mktemp -d)"; trap 'rm -rf "$upstream"' EXIT; \
+    python3 -m lab.slurm_exporter.upstream_rules "$upstream" >/dev/null; \
+    docker run --rm -v "$PWD:/w:ro" -v "$upstream:/upstream:ro" -w /w "$image" promtool check rules \
+        ansible/roles/prometheus/files/rules/*.yml ansible/roles/central_store/files/rules/*.yml $(cd "$upstream" && printf '/upstream/%s ' *.yml); \
+    docker run --rm -v "$PWD:/w:ro" -v "$upstream:/upstream:ro" -w /w "$image" promtool test rules tests/rules/*.test.yml
 
 # The checks that need no running lab (CI runs them before `just test`)
 static: fmt-check lint typecheck typecheck-scripts shellcheck gen-check env-check docs-check race hygiene ansible-lint rules-test ui-check compose-check helm-test

@@ -45,6 +45,13 @@ HOST_VARS: dict[str, dict[str, Any]] = {
 # The rule files a Slurm lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
 RULE_AREAS = ("dcgm", "slurm")
 
+# The site's override of the exporter's own SlurmNodeWarning (its alerts.yml, loaded unmodified): a node
+# in a MAINT reservation is drained on purpose, and sinfo marks it with the state suffix `$` (sinfo(1),
+# NODE STATE CODES; `status="drained$"` captured, signals/slurm.md), so the route sends that alert to
+# Alertmanager's `quiet` receiver. Any other drained node is still told. The default blueprint holds
+# dgx-003 so for repair (`rma-dgx-003`), which would otherwise warn for as long as the lab runs.
+ALERTMANAGER_QUIET = [['alertname="SlurmNodeWarning"', 'status=~".+[$]"']]
+
 
 def cluster_vars(blueprint: Blueprint) -> dict[str, Any]:
     """The ``slurm_cluster`` variable every role and template reads."""
@@ -175,6 +182,7 @@ def inventory(
         "prometheus_cluster_label": blueprint.slurm.cluster_name,
         "prometheus_scrape_jobs": scrape_jobs(blueprint, slurm_exporter),
         "prometheus_rule_areas": list(RULE_AREAS),
+        "prometheus_alertmanager_quiet": ALERTMANAGER_QUIET,
         "ansible_python_interpreter": "/usr/bin/python3",
     }
     return {

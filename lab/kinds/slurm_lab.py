@@ -34,6 +34,7 @@ from lab.progress import Progress
 from lab.prometheus_ui import build as prometheus_ui
 from lab.prometheus_ui import install as ui_install
 from lab.slurm_exporter import binary as exporter
+from lab.slurm_exporter import upstream_rules
 from lab.workload import background, pyslurm_wheel
 
 HOST_KINDS = ("container", "systemd")
@@ -124,7 +125,8 @@ class SlurmKind:
                     shim_package(model.name),
                     images.package_files(images.IMAGE_PACKAGES["node"], images.IMAGE_MODULES),
                 )
-            rendered = render(model, source, lab_keys, binary, ssh_keys, web_ui, fence)
+            rules = _exporter_rules(progress) if options.exporter else []
+            rendered = render(model, source, lab_keys, binary, ssh_keys, web_ui, fence, rules)
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
         if web_ui is None:
             ui_install.install_later(model.name, options.prometheus_ui_source, progress)
@@ -177,6 +179,16 @@ def start_live_workload(
     progress.say(f"live workload running (pid {pid}, log {background.log_file(handle.name)}){first}")
 
 
+def _exporter_rules(progress: Progress) -> list[Path]:
+    """The exporter's own alerts.yml and rules.yml from its tag archive, or none (said) when the archive
+    is not there: a lab whose exporter came from the module proxy still comes up."""
+    try:
+        return upstream_rules.ensure()
+    except exporter.ExporterError as error:
+        progress.say(f"the exporter's own rules are not loaded: {error}")
+        return []
+
+
 def _check_pyslurm(options: SlurmUpOptions) -> None:
     """Before anything is built: the archive pyslurm's wheel would be built from, when none is cached,
     so that a live workload that cannot start is said at once, not minutes later in its log."""
@@ -199,12 +211,14 @@ def render(
     ssh_keys: ssh.SshKeys | None = None,
     web_ui: prometheus_ui.UiBuild | None = None,
     fence: builds.CentralBinaries | None = None,
+    exporter_rules: list[Path] | None = None,
 ) -> lifecycle.Rendered:
     """Everything the bring-up of a Slurm lab needs (pure): on container-native hosts, or with
     ``ssh_keys`` on machine-like ones (systemd, reached over SSH, packages installed by the roles).
     ``binary`` is the exporter's, or what gives it once its build beside the bring-up is done;
     ``fence`` are the cached binaries of the egress gateway and the centre (None: their roles are
-    skipped, and `lab egress install` installs them once they are built)."""
+    skipped, and `lab egress install` installs them once they are built); ``exporter_rules`` the
+    exporter's own rule files, loaded beside the lab's."""
     hosts: Hosts = "container" if ssh_keys is None else "systemd"
     document = slurm_inventory(model, lab_keys, hosts, slurm_exporter=binary is not None)
     address = partial(host_address, model, hosts=hosts)
@@ -213,6 +227,8 @@ def render(
         "dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S,
         "dcgm_job_mapping_gpu_uuids": contract.GPU_UUIDS_FILE,
     }
+    if exporter_rules:
+        extravars["prometheus_extra_rule_files"] = [str(path) for path in exporter_rules]
     late_vars = None
     if isinstance(binary, Path):
         extravars["slurm_exporter_binary_src"] = str(binary)

@@ -18,6 +18,7 @@ import yaml
 from lab import contract
 from lab.blueprint.slurm_blueprint import Blueprint
 from lab.paths import ANSIBLE_DIR
+from lab.slurm_exporter import upstream_rules
 
 from .conftest import run_lab, wait_for
 
@@ -84,18 +85,51 @@ def test_prometheus_sends_to_the_alertmanager(endpoints: dict[str, str]) -> None
 
 
 def test_prometheus_loads_the_slurm_labs_rule_files(endpoints: dict[str, str]) -> None:
-    # The site's rules, then the egress records the fence sends (signals/egress.md).
+    # The site's rules, the egress records the fence sends (signals/egress.md), then the exporter's own
+    # alerts.yml and rules.yml as its tag archive has them (signals/alerts.md).
     areas = ("dcgm", "slurm", "egress-dcgm", "egress-slurm")
-    installed = [f"/etc/prometheus/rules/{area}.yml" for area in areas]
+    files = {f"/etc/prometheus/rules/{area}.yml": RULES / f"{area}.yml" for area in areas}
+    upstream = upstream_rules.ensure()
+    files |= {f"/etc/prometheus/rules/{path.name}": path for path in upstream}
     config = yaml.safe_load(get(f"{endpoints['prometheus']}/api/v1/status/config")["data"]["yaml"])
-    assert config["rule_files"] == installed
+    assert config["rule_files"] == list(files)
     shipped = {
-        (f"/etc/prometheus/rules/{area}.yml", group["name"])
-        for area in areas
-        for group in yaml.safe_load((RULES / f"{area}.yml").read_text())["groups"] or []
+        (installed, group["name"])
+        for installed, path in files.items()
+        for group in yaml.safe_load(path.read_text())["groups"] or []
     }
     groups = get(f"{endpoints['prometheus']}/api/v1/rules")["data"]["groups"]
     assert {(group["file"], group["name"]) for group in groups} == shipped
+    assert {"slurm.alerts", "slurm.rules"} <= {group["name"] for group in groups}
+
+
+def _receivers(alertmanager: str, check: str) -> list[str]:
+    alerts = get(f"{alertmanager}/api/v2/alerts?filter=check%3D%22{check}%22")
+    return sorted(receiver["name"] for alert in alerts for receiver in alert["receivers"])
+
+
+@pytest.mark.parametrize(("status", "receiver"), [("drained$", "quiet"), ("drained", "lab")])
+def test_the_exporters_node_warning_is_quiet_for_a_node_in_maintenance_only(
+    default_lab: Blueprint, endpoints: dict[str, str], status: str, receiver: str
+) -> None:
+    """The site's override beside the exporter's SlurmNodeWarning (lab/bringup/render.py): a node drained
+    in a MAINT reservation (sinfo's `$`) goes to the receiver `quiet`; any other drained node is told."""
+    check = uuid.uuid4().hex
+    labels = {
+        "alertname": "SlurmNodeWarning",
+        "cluster": default_lab.slurm.cluster_name,
+        "node": "dgx-003",
+        "status": status,
+        "check": check,
+    }
+    post_alert(endpoints["alertmanager"], labels)
+    try:
+        routed = wait_for(
+            lambda: _receivers(endpoints["alertmanager"], check), 30, f"the alert with check={check}"
+        )
+        assert routed == [receiver]
+    finally:
+        post_alert(endpoints["alertmanager"], labels, ends=True)
 
 
 def test_an_alert_is_delivered_to_the_receivers_file(

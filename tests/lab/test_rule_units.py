@@ -1,7 +1,8 @@
 """The project's rule files (ansible/roles/prometheus/files/rules/) under the lab's pinned promtool:
 `promtool check rules` passes, and `promtool test rules` passes the unit tests cut from the lab's
-captures (tests/rules/, written by tests/rules/cut_series.py, which must be current). The same commands
-as `just rules-test`; promtool runs in the lab's Prometheus image, whose tag comes from lab.bringup.images."""
+captures (tests/rules/, written by tests/rules/cut_series.py, which must be current), the pinned
+exporter's own alerts.yml and rules.yml among them. The same commands as `just rules-test`; promtool
+runs in the lab's Prometheus image, whose tag comes from lab.bringup.images."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from docker.errors import ImageNotFound
 
 from lab.bringup.images import role_image
 from lab.paths import PROJECT_ROOT
+from lab.slurm_exporter import upstream_rules
+from lab.slurm_exporter.binary import DEFAULT_ARCHIVE
 
 pytestmark = pytest.mark.lab
 
@@ -22,13 +25,18 @@ TESTS = sorted((PROJECT_ROOT / "tests" / "rules").glob("*.test.yml"))
 
 
 @pytest.fixture(scope="module")
-def promtool() -> list[str]:
+def promtool(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """promtool in the lab's Prometheus image, the project at /w and the exporter's own rule files, read
+    from its tag archive as `lab up` reads them, at /upstream (the path their unit tests name)."""
     image = role_image("prometheus")
     try:
         docker.from_env().images.get(image)
     except ImageNotFound:
         pytest.fail(f"image {image} is missing: `lab up` builds it (promtool 2.53.3 comes with it)")
-    return ["docker", "run", "--rm", "-v", f"{PROJECT_ROOT}:/w:ro", "-w", "/w", image, "promtool"]
+    upstream = tmp_path_factory.mktemp("upstream")
+    upstream_rules.extract(DEFAULT_ARCHIVE, upstream)
+    mounts = ["-v", f"{PROJECT_ROOT}:/w:ro", "-v", f"{upstream}:/upstream:ro"]
+    return ["docker", "run", "--rm", *mounts, "-w", "/w", image, "promtool"]
 
 
 def _relative(paths: list[object]) -> list[str]:
@@ -41,8 +49,9 @@ def test_every_area_has_a_rule_file_and_a_unit_test() -> None:
 
 
 def test_rule_files_pass_promtool_check(promtool: list[str]) -> None:
+    upstream = [f"/upstream/{name}" for name in upstream_rules.MEMBERS.values()]
     done = subprocess.run(
-        [*promtool, "check", "rules", *_relative(list(RULES))], capture_output=True, text=True
+        [*promtool, "check", "rules", *_relative(list(RULES)), *upstream], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
 

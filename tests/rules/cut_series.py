@@ -1297,10 +1297,12 @@ def _egress_runai_holders() -> Test:
     util = _cut_scraped(window, util_raw, lambda _: True, scraped)
     pods = _cut_scraped(window, _capture("kube-pod-info.json", scenario), lambda _: True, scraped)
     name = f"{node}: the holders of its GPUs (captured)"
-    slots = sorted(_holder_slots(util, {"Hostname": node, "gpu": g}) for g in {l["gpu"] for l, _ in util})
-    wanted = sorted({slot for group in slots for slot in group})
+    gpus = {labels["gpu"] for labels, _ in util}
+    wanted = sorted({slot for g in gpus for slot in _holder_slots(util, {"Hostname": node, "gpu": g})})
     tests = [
-        _expr_test(HOLDER_RECORD, at(slot), _exp(HOLDER_RECORD, HOLDER_BY, _holder_groups(util, pods, slot, name)))
+        _expr_test(
+            HOLDER_RECORD, at(slot), _exp(HOLDER_RECORD, HOLDER_BY, _holder_groups(util, pods, slot, name))
+        )
         for slot in wanted
     ]
     if not any(test["exp_samples"] for test in tests):
@@ -1428,7 +1430,9 @@ def _central_runai_xid() -> Test:
         "runbook_url": CENTRAL_GPU_FAULT,
     }
     return {
-        "name": f"XID {code} on GPU {gpu['gpu']} of {node} under pod {meta['pod']}, from the centre (captured)",
+        "name": (
+            f"XID {code} on GPU {gpu['gpu']} of {node} under pod {meta['pod']}, from the centre (captured)"
+        ),
         "interval": f"{SCRAPE_S}s",
         "input_series": [*_inputs(xid), *_inputs(util), *_inputs(pods)],
         "alert_rule_test": [
@@ -1450,6 +1454,114 @@ def central_gpu() -> dict[str, Any]:
     return {**file, "group_eval_order": ["egress-dcgm", "egress-runai", "central-gpu"]}
 
 
+# The exporter's own rules (its tag's monitoring/prometheus/alerts.yml and rules.yml), as a site loads
+# them: read from the tag archive, never copied here; the tests name them where test_rule_units.py and
+# `just rules-test` put them (lab/slurm_exporter/upstream_rules.py).
+UPSTREAM = "/upstream"
+UPSTREAM_ALERTS = (
+    "SlurmNodeCritical",
+    "SlurmNodeWarning",
+    "SlurmPartitionNodesDown",
+    "SlurmJobsPendingHigh",
+    "SlurmJobFailureRateHigh",
+    "SlurmSchedulerCycleSlow",
+    "SlurmSchedulerDBDQueueHigh",
+    "SlurmNoGPUsAvailable",
+)
+UPSTREAM_FAMILIES = (
+    "slurm_node_cpu_total",
+    "slurm_nodes_down",
+    "slurm_jobs_pending",
+    "slurm_scheduler_jobs_failed",
+    "slurm_scheduler_jobs_submitted",
+    "slurm_scheduler_last_cycle",
+    "slurm_scheduler_dbd_queue_size",
+    "slurm_gpus_idle",
+    "slurm_gpus_total",
+)
+NODE_WARNING_FOR_MIN = 5  # SlurmNodeWarning's `for: 5m` in the tag's alerts.yml
+
+
+def slurm_exporter_upstream() -> dict[str, Any]:
+    """The exporter's ten scrapes on the default lab, a minute apart: the node held for repair in its
+    MAINT reservation (`status="drained$"`) fires the tag's SlurmNodeWarning once its `for: 5m` has
+    passed, the misfire the lab's Alertmanager route quietens (lab/bringup/render.py); nothing else of
+    the pack fires on the healthy lab. The failure ratio is 0 while jobs are submitted and none fails."""
+    target, scrapes = _scrapes(SLURM_SCRAPES)
+    names = sorted({name for scrape in scrapes for name in scrape if name.split("{")[0] in UPSTREAM_FAMILIES})
+    series = [
+        {"series": name, "values": values_notation([scrape.get(name) for scrape in scrapes])}
+        for name in names
+    ]
+    last = len(scrapes) - 1
+    held = sorted(
+        {
+            (labels["node"], labels["status"])
+            for scrape in scrapes
+            for name in scrape
+            if name.startswith("slurm_node_cpu_total{")
+            and re.fullmatch(r"drain.*|maint.*", (labels := dict(LABEL_PAIR.findall(name)))["status"])
+        }
+    )
+    warnings = [
+        (
+            # `max by (node, cluster, env, instance, status)`: the scrape's `job` does not survive.
+            {
+                "instance": target["instance"],
+                "node": node,
+                "status": status,
+                "severity": "warning",
+                "component": "hpc",
+            },
+            {
+                "summary": f"Slurm node {node} unavailable",
+                "description": f"Node {node} (cluster ) is unavailable in Slurm: {status}.",
+            },
+        )
+        for node, status in held
+    ]
+    if not warnings:
+        raise SystemExit(f"{SLURM_SCRAPES}: no drained node; the misfire this test shows is gone")
+    minute = 60 // SCRAPE_S  # slots per scrape: the capture's scrapes are a minute apart
+    submitted_series = selector({"__name__": "slurm_scheduler_jobs_submitted", **target})
+    submitted = [float(scrape[submitted_series]) for scrape in scrapes]
+    return {
+        "rule_files": [
+            f"{UPSTREAM}/slurm_exporter-v1.8.4-alerts.yml",
+            f"{UPSTREAM}/slurm_exporter-v1.8.4-rules.yml",
+        ],
+        "evaluation_interval": f"{SCRAPE_S}s",
+        "tests": [
+            {
+                "name": f"the default lab, {len(scrapes)} scrapes of the exporter a minute apart (captured)",
+                "interval": "1m",
+                "input_series": series,
+                "alert_rule_test": [
+                    _alert((NODE_WARNING_FOR_MIN - 1) * minute, "SlurmNodeWarning"),
+                    _alert(last * minute, "SlurmNodeWarning", *warnings),
+                    *(_alert(last * minute, name) for name in UPSTREAM_ALERTS if name != "SlurmNodeWarning"),
+                ],
+                "promql_expr_test": [
+                    _expr_test(
+                        "cluster:slurm_job_failure_rate:ratio15m",
+                        at(last * minute),
+                        [
+                            {
+                                "labels": selector(
+                                    {"__name__": "cluster:slurm_job_failure_rate:ratio15m", **target}
+                                ),
+                                "value": 0,
+                            }
+                        ]
+                        if submitted[-1] > submitted[0]
+                        else [],
+                    )
+                ],
+            }
+        ],
+    }
+
+
 FILES = {
     "gpu-fault-slurm.test.yml": gpu_fault_slurm,
     "starved-slurm.test.yml": starved_slurm,
@@ -1460,6 +1572,7 @@ FILES = {
     "egress-slurm.test.yml": egress_slurm,
     "egress-runai.test.yml": egress_runai,
     "central-gpu.test.yml": central_gpu,
+    "slurm_exporter-upstream.test.yml": slurm_exporter_upstream,
 }
 
 

@@ -34,6 +34,20 @@ def test_render_with_the_exporter() -> None:
     assert [job["name"] for job in variables["prometheus_scrape_jobs"]] == ["slurm", "dcgm"]
 
 
+def test_the_exporters_own_rules_go_to_prometheus_beside_the_labs() -> None:
+    model = load(DEFAULT_BLUEPRINT)
+    rules = [
+        Path("/cache/rules/slurm_exporter-v1.8.4-alerts.yml"),
+        Path("/cache/rules/slurm_exporter-v1.8.4-rules.yml"),
+    ]
+    rendered = slurm_lab.render(
+        model, DEFAULT_BLUEPRINT, KEYS, Path("/cache/slurm_exporter"), exporter_rules=rules
+    )
+    assert rendered.extravars["prometheus_extra_rule_files"] == [str(path) for path in rules]
+    quiet = rendered.inventory["all"]["vars"]["prometheus_alertmanager_quiet"]
+    assert quiet == [['alertname="SlurmNodeWarning"', 'status=~".+[$]"']]
+
+
 def test_render_without_the_exporter_scrapes_no_slurm_job() -> None:
     rendered = slurm_lab.render(load(DEFAULT_BLUEPRINT), DEFAULT_BLUEPRINT, KEYS, None)
     assert rendered.extravars == NODE_VARS

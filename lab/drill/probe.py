@@ -92,8 +92,8 @@ class Probe:
     def state_saved_after(self, since: float) -> bool:
         """slurmctld wrote its job state (StateSaveLocation/job_state) after the Unix time ``since``.
         It saves on a timer, a few seconds after a change: a job it has not saved yet is lost with it."""
-        code, mtime = self.run("controller", f"stat -c %Y {STATE_SAVE}/job_state")
-        return code == 0 and int(mtime.strip() or 0) > since
+        code, mtime = self.run("controller", f"stat -c %.9Y {STATE_SAVE}/job_state")
+        return code == 0 and float(mtime.strip() or 0) > since
 
     def submit(self, gpus: int, seconds: int, *, user: str | None = None, options: str = "") -> str:
         """A job that runs lab-gpu-app on ``gpus`` GPUs for ``seconds``, as a blueprint user."""

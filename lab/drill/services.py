@@ -12,13 +12,23 @@ from lab.drill.probe import JOB_START_S, Probe
 from lab.drill.record import Drill, Record
 
 DBD_OUTAGE_S = 120  # "for minutes": accounting is down at least this long
+# The running job of controller-restart: longer than its waits before and after the kill (sdiag read,
+# the state saved, slurmctld back, the exporter scraped: about 4 minutes at most), within sbatch's
+# --time=10 minutes.
+SURVIVOR_S = 540
 
 
 def controller_restart(probe: Probe, record: Record) -> None:
     record.broken = {f"slurm/controller:{contract.SLURM_EXPORTER_PORT}"}
-    survivor = probe.submit(1, 45)
+    # The drill's jobs are what it asserts about, so neither may change state near the kill on its own:
+    # the running job outlives every wait below (cancelled at the end), and the pending one is held
+    # (JobHeldUser), so that slurmctld cannot allocate it in the seconds before the kill: an allocation
+    # it has not saved comes back PENDING, and the node's slurmd then refuses the job's revoked
+    # credential (RELIABILITY.md, controller-restart).
+    survivor = probe.submit(1, SURVIVOR_S)
     probe.until(lambda: probe.running(survivor), JOB_START_S, f"job {survivor} running")
-    waiting = probe.submit(1, 10, options="--begin=now+20")
+    waiting = probe.submit(1, 10, options="--hold")
+    changed = time.time()  # the drill's last change to the job state
 
     def submitted() -> float | None:
         return probe.gauge("slurm_scheduler_jobs_submitted")
@@ -31,7 +41,6 @@ def controller_restart(probe: Probe, record: Record) -> None:
     # SIGKILL loses what slurmctld has not saved yet (a job submitted or started in the last seconds
     # comes back PENDING or not at all): the drill kills it once both jobs are on disk, as they are
     # a few seconds after any change.
-    changed = time.time()
     probe.until(lambda: probe.state_saved_after(changed), 60, "slurmctld saving its job state")
     record.notes.append(f"slurmctld saved its job state {time.time() - changed:.1f} s after the last change")
     probe.kill("controller", "slurmctld")
@@ -43,8 +52,14 @@ def controller_restart(probe: Probe, record: Record) -> None:
     record.check(
         "the running job survived (StateSaveLocation)", probe.running(survivor), probe.squeue_state(survivor)
     )
+    record.check(
+        "the job held at the kill is still pending after the restart",
+        probe.squeue_state(waiting) == "PENDING",
+        probe.squeue_state(waiting),
+    )
+    probe.slurm(f"scontrol release {waiting}")
     probe.until(lambda: probe.started(waiting), JOB_START_S, f"pending job {waiting} started")
-    record.check("the job pending at the kill started after the restart", True, f"job {waiting}")
+    record.check("the job pending at the kill started once released", True, f"job {waiting}")
 
     def reset() -> str:
         value = submitted()
@@ -60,6 +75,7 @@ def controller_restart(probe: Probe, record: Record) -> None:
     threads = probe.query("slurm_scheduler_threads")
     value = threads[0].value if threads else 0
     record.check("the exporter reads sdiag again", value > 0, f"slurm_scheduler_threads {value:g}")
+    probe.slurm(f"scancel {survivor}")
     probe.until(lambda: probe.ended([survivor, waiting]), 180, "the drill's jobs ended")
 
 

@@ -43,7 +43,7 @@ HOST_VARS: dict[str, dict[str, Any]] = {
 
 
 # The rule files a Slurm lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
-RULE_AREAS = ("dcgm", "slurm")
+RULE_AREAS = ("dcgm", "slurm", "targets")
 
 # The site's override of the exporter's own SlurmNodeWarning (its alerts.yml, loaded unmodified): a node
 # in a MAINT reservation is drained on purpose, and sinfo marks it with the state suffix `$` (sinfo(1),

@@ -33,7 +33,8 @@ from lab.prometheus_ui import install as ui_install
 from lab.runai import rest_auth
 
 # The rule files a Run:ai lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
-RULE_AREAS = ("dcgm", "runai")
+RULE_AREAS = ("dcgm", "runai", "targets")
+EGRESS_AREAS = ("dcgm", "runai")  # the areas whose records cross the fence (egress-<area>.yml)
 # The driver's output directory as the egress gateway sees it (contract.SITE_LOGS_MOUNT/runai/): the
 # Events API's events and the KAI components' logs cross (signals/logs.md, "The Run:ai lab's lines").
 SITE_OUT = f"{contract.SITE_LOGS_MOUNT}/runai"
@@ -138,7 +139,7 @@ def inventory(model: RunaiBlueprint) -> dict[str, Any]:
             "children": {"prometheus": host("prometheus"), "runai": host("runai")},
         }
     }
-    fence_hosts.apply(document, model.egress, RULE_AREAS, address, logs=egress_logs(model))
+    fence_hosts.apply(document, model.egress, EGRESS_AREAS, address, logs=egress_logs(model))
     return document
 
 

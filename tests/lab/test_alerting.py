@@ -87,7 +87,7 @@ def test_prometheus_sends_to_the_alertmanager(endpoints: dict[str, str]) -> None
 def test_prometheus_loads_the_slurm_labs_rule_files(endpoints: dict[str, str]) -> None:
     # The site's rules, the egress records the fence sends (signals/egress.md), then the exporter's own
     # alerts.yml and rules.yml as its tag archive has them (signals/alerts.md).
-    areas = ("dcgm", "slurm", "egress-dcgm", "egress-slurm")
+    areas = ("dcgm", "slurm", "targets", "egress-dcgm", "egress-slurm")
     files = {f"/etc/prometheus/rules/{area}.yml": RULES / f"{area}.yml" for area in areas}
     upstream = upstream_rules.ensure()
     files |= {f"/etc/prometheus/rules/{path.name}": path for path in upstream}

@@ -1562,6 +1562,86 @@ def slurm_exporter_upstream() -> dict[str, Any]:
     }
 
 
+# The lab's targets.yml: TargetDown on the captured `up` series, a node restart's DCGM targets (Slurm)
+# and a Run:ai lab's targets missing a scrape or two at its start.
+TARGET_DOWN_SLOTS = 60 // SCRAPE_S  # `for: 1m`: it fires at the fifth failed scrape in a row
+
+
+def _target_down_notes(labels: Labels) -> Labels:
+    return {
+        "summary": f"Prometheus cannot scrape {labels['job']} target {labels['instance']}",
+        "description": (
+            f"Every scrape of {labels['instance']} (job {labels['job']}) has failed for a minute: the "
+            "series it serves are missing from that time on. `lab status` shows whether its daemon runs."
+        ),
+        "runbook_url": "signals/alerts.md#the-labs-own-rules",
+    }
+
+
+def _targets_test(name: str, capture: Path) -> Test:
+    """Every `up` series of ``capture`` as Prometheus stored it; TargetDown expected where a target's
+    `up` is 0 at an evaluation and at the TARGET_DOWN_SLOTS before it, checked just before and at the
+    first firing of each outage, at its last failed scrape and just after it, and at the window's end."""
+    raw = _capture("up.json", capture)
+    first = min(float(s["values"][0][0]) for s in raw)
+    last = max(float(s["values"][-1][0]) for s in raw)
+    window = Window(first, last)
+    cut = _cut_scraped(window, raw, lambda _: True, _scraped(raw, window))
+
+    def down(slots: list[str | None], slot: int) -> bool:
+        return slot >= 0 and _live(slots, slot, name) == 0
+
+    def firing(slot: int) -> list[Labels]:
+        return [
+            labels
+            for labels, slots in cut
+            if all(down(slots, slot - k) for k in range(TARGET_DOWN_SLOTS + 1))
+        ]
+
+    checked = {window.count - 1}
+    for _, slots in cut:
+        for slot in range(window.count):
+            if down(slots, slot) and not down(slots, slot - 1):  # an outage begins
+                checked |= {slot + TARGET_DOWN_SLOTS - 1, slot + TARGET_DOWN_SLOTS}
+            if down(slots, slot) and not down(slots, slot + 1):  # its last failed scrape
+                checked |= {slot, slot + 1}
+    alerts = [
+        _alert(
+            slot,
+            "TargetDown",
+            *(
+                (
+                    {"job": target["job"], "instance": target["instance"], "severity": "warning"},
+                    _target_down_notes(target),
+                )
+                for target in firing(slot)
+            ),
+        )
+        for slot in sorted(s for s in checked if s < window.count)
+    ]
+    return {
+        "name": name,
+        "interval": f"{SCRAPE_S}s",
+        "input_series": _inputs(cut),
+        "alert_rule_test": alerts,
+    }
+
+
+def targets() -> dict[str, Any]:
+    tests = [
+        _targets_test(
+            "the Slurm journeys: every node restarted, its DCGM target down (captured)", SLURM_CAPTURE
+        ),
+        _targets_test(
+            "a Run:ai lab's start: targets missing a scrape or two (captured)",
+            ROOT / "captures" / "journeys-runai-kai-0.13.0" / "gpu-fault",
+        ),
+    ]
+    if not any(alert["exp_alerts"] for alert in tests[0]["alert_rule_test"]):
+        raise SystemExit(f"{SLURM_CAPTURE}/up.json: no target down for a minute; nothing to test")
+    return _test_file(["targets.yml"], tests)
+
+
 FILES = {
     "gpu-fault-slurm.test.yml": gpu_fault_slurm,
     "starved-slurm.test.yml": starved_slurm,
@@ -1573,6 +1653,7 @@ FILES = {
     "egress-runai.test.yml": egress_runai,
     "central-gpu.test.yml": central_gpu,
     "slurm_exporter-upstream.test.yml": slurm_exporter_upstream,
+    "targets.test.yml": targets,
 }
 
 

@@ -15,7 +15,7 @@ from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
 def test_a_runai_lab_loads_the_dcgm_and_runai_rules() -> None:
     model = runai_blueprint.load(BLUEPRINTS_DIR / "runai.yaml")
     variables = runai_lab.inventory(model)["all"]["vars"]
-    assert variables["prometheus_rule_areas"] == ["dcgm", "runai", "egress-dcgm", "egress-runai"]
+    assert variables["prometheus_rule_areas"] == ["dcgm", "runai", "targets", "egress-dcgm", "egress-runai"]
     assert {"prometheus_cluster_label", "prometheus_scrape_jobs"} <= set(variables)
 
 

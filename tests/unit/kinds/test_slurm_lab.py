@@ -61,6 +61,7 @@ def test_a_slurm_lab_loads_the_dcgm_slurm_and_egress_rules_and_keeps_its_alerts(
     assert rendered.inventory["all"]["vars"]["prometheus_rule_areas"] == [
         "dcgm",
         "slurm",
+        "targets",
         "egress-dcgm",
         "egress-slurm",
     ]
@@ -86,7 +87,7 @@ def test_the_gateway_is_told_the_allow_list_the_labels_to_pseudonymise_and_the_j
 def test_with_egress_off_nothing_of_the_fence_is_rendered() -> None:
     model = load(DEFAULT_BLUEPRINT).model_copy(update={"egress": SlurmEgress(enabled=False)})
     rendered = slurm_lab.render(model, DEFAULT_BLUEPRINT, KEYS, None)
-    assert rendered.inventory["all"]["vars"]["prometheus_rule_areas"] == ["dcgm", "slurm"]
+    assert rendered.inventory["all"]["vars"]["prometheus_rule_areas"] == ["dcgm", "slurm", "targets"]
     assert not {"egress", "central"} & set(rendered.inventory["all"]["children"])
     assert not [name for name in rendered.extravars if name.startswith(("egress_", "central_"))]
 

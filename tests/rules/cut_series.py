@@ -389,6 +389,90 @@ def throttled_slurm() -> dict[str, Any]:
     return _test_file(["dcgm.yml"], [test])
 
 
+THROTTLED_RUNAI_CAPTURE = ROOT / "captures" / "journeys-runai-kai-0.13.0" / "throttled"
+
+
+def throttled_runai() -> dict[str, Any]:
+    """RunaiGPUSlowerThanItsWorkload on the captured Run:ai slow-job journey: a power brake on one GPU
+    of a PyTorchJob's master (two replicas of two GPUs each); it names the braked GPU, its pod and the
+    workload, with the labels the lab's Prometheus gave the captured alert, once a whole minute of the
+    GPU's scrapes is slow and `for: 1m` has passed, as GPUSlowerThanItsJob (ThrottleCut)."""
+    meta = _capture("window.json", THROTTLED_RUNAI_CAPTURE)
+    node, braked_gpu = meta["nodes"][0], str(meta["gpu"])
+    on_node = lambda m: m["Hostname"] == node  # noqa: E731
+    clock_raw = [s for s in _capture("dcgm-sm-clock.json", THROTTLED_RUNAI_CAPTURE) if on_node(s["metric"])]
+    util_raw = [s for s in _capture("dcgm-gpu-util.json", THROTTLED_RUNAI_CAPTURE) if on_node(s["metric"])]
+    ours = lambda m: m.get("pod", "").startswith(f"{meta['workload']}-")  # noqa: E731
+    busy = {
+        (s["metric"]["gpu"], t) for s in util_raw if ours(s["metric"]) for t, v in s["values"] if float(v) > 0
+    }
+    top = max(float(v) for s in clock_raw if ours(s["metric"]) for _, v in s["values"])
+    slowed = [
+        float(t)
+        for s in clock_raw
+        if ours(s["metric"]) and s["metric"]["gpu"] == braked_gpu
+        for t, v in s["values"]
+        if float(v) < 0.9 * top and (braked_gpu, t) in busy
+    ]
+    if not slowed:
+        raise SystemExit(
+            f"{THROTTLED_RUNAI_CAPTURE}: GPU {braked_gpu} never slowed; capture the journey again"
+        )
+    first = min(float(s["values"][0][0]) for s in clock_raw)
+    window = Window(first - SCRAPE_S, meta["end"])
+    scraped = _scraped(_capture("up.json", THROTTLED_RUNAI_CAPTURE), window)
+    clock = _cut_scraped(window, clock_raw, lambda _: True, scraped)
+    util = _cut_scraped(window, util_raw, lambda _: True, scraped)
+    pods = _cut_scraped(
+        window, _capture("kube-pod-info.json", THROTTLED_RUNAI_CAPTURE), lambda _: True, scraped
+    )
+    requested = _cut_scraped(
+        window,
+        _capture("runai-requested-gpus-per-workload.json", THROTTLED_RUNAI_CAPTURE),
+        lambda _: True,
+        scraped,
+    )
+    slow = window.slot(min(slowed))
+    fires = slow + 8  # the slow minute completes 3-4 scrapes after the first slow one, then `for: 1m`
+    if window.count <= fires:
+        raise SystemExit(f"{THROTTLED_RUNAI_CAPTURE}: the capture ends before the alert can fire")
+    captured = _one(
+        _capture("alerts.json", THROTTLED_RUNAI_CAPTURE),
+        lambda m: m["alertname"] == "RunaiGPUSlowerThanItsWorkload" and m["alertstate"] == "firing",
+        "the captured RunaiGPUSlowerThanItsWorkload",
+    )["metric"]
+    labels = {k: v for k, v in captured.items() if k not in ("__name__", "alertname", "alertstate")}
+    braked = next(
+        slots for series, slots in clock if series["gpu"] == braked_gpu and series.get("pod") == labels["pod"]
+    )
+    mhz = _number(str(max(float(v) for v in braked[fires - 4 : fires + 1] if v not in (None, "stale"))))
+    notes = {
+        "summary": (
+            f"GPU {labels['gpu']} of {labels['Hostname']} runs workload {labels['workload_name']} of project "
+            f"{labels['project']} at {mhz} MHz, below 90 % of the workload's fastest GPU"
+        ),
+        "description": (
+            f"The highest SM clock over the last minute of GPU {labels['gpu']} ({labels['UUID']}) on "
+            f"{labels['Hostname']}, held by pod {labels['namespace']}/{labels['pod']} and busy in that "
+            f"minute, is {mhz} MHz, under 90 % of the fastest GPU of {labels['workload_type']} workload "
+            f"{labels['workload_name']} ({labels['workload_id']}). The workload's other GPUs wait for it "
+            "at every all-reduce."
+        ),
+        "runbook_url": THROTTLED,
+    }
+    test = {
+        "name": f"a power brake on GPU {braked_gpu} of {node} under workload {meta['workload']} (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": [*_inputs(clock), *_inputs(util), *_inputs(pods), *_inputs(requested)],
+        "alert_rule_test": [
+            _alert(slow - 1, "RunaiGPUSlowerThanItsWorkload"),
+            _alert(slow + 6, "RunaiGPUSlowerThanItsWorkload"),
+            _alert(fires, "RunaiGPUSlowerThanItsWorkload", (labels, notes)),
+        ],
+    }
+    return _test_file(["runai.yml"], [test])
+
+
 def _exposition(path: Path, job: str, names: Iterable[str]) -> list[tuple[Labels, str]]:
     """(labels with job and instance, value) of the named families in one captured scrape."""
     blueprint = load_runai(ROOT / "blueprints" / "runai.yaml")
@@ -1648,6 +1732,7 @@ FILES = {
     "throttled-slurm.test.yml": throttled_slurm,
     "gpu-fault-runai.test.yml": gpu_fault_runai,
     "starved-runai.test.yml": starved_runai,
+    "throttled-runai.test.yml": throttled_runai,
     "egress-dcgm.test.yml": egress_dcgm,
     "egress-slurm.test.yml": egress_slurm,
     "egress-runai.test.yml": egress_runai,

@@ -290,8 +290,7 @@ def _held_by(model: RunaiBlueprint, project: str, workload: str) -> str:
     pseudonyms under the lab's key (central-gpu.yml)."""
     lab_key = egress_key.load(model.name)
     return (
-        f"project {pseudonyms.pseudonym(lab_key, project)} "
-        f"workload {pseudonyms.pseudonym(lab_key, workload)}"
+        f"project {pseudonyms.pseudonym(lab_key, project)} workload {pseudonyms.pseudonym(lab_key, workload)}"
     )
 
 

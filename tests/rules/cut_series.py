@@ -1426,20 +1426,25 @@ CENTRAL_THROTTLED = "docs/journeys.md#slow-job-throttled-gpu-from-the-centre"
 NO_HOLDER = "none at the centre"  # a Slurm site's: no holder crosses the fence
 
 
-def _central_xid(cut: XidCut) -> Test:
-    """CentralGPUXIDError names the node and GPU of the captured XID, and no job: the centre has none."""
-    gpu = {k: cut.gpu[k] for k in ("Hostname", "gpu", "UUID")}
-    code = cut.gpu["err_code"]
-    notes = {
+def _central_xid_notes(gpu: Labels, code: str, held_by: str) -> Labels:
+    """CentralGPUXIDError's annotations, as central-gpu.yml renders them."""
+    return {
         "summary": f"XID {code} on GPU {gpu['gpu']} of {gpu['Hostname']}",
         "description": (
             f"GPU {gpu['gpu']} ({gpu['UUID']}) of node {gpu['Hostname']} reports XID {code} as its last "
             "XID. The job that held it is in the site's job log (node, GPU and time) and on the site's "
             "GPU series (hpc_job)."
         ),
-        "held_by": NO_HOLDER,
+        "held_by": held_by,
         "runbook_url": CENTRAL_GPU_FAULT,
     }
+
+
+def _central_xid(cut: XidCut) -> Test:
+    """CentralGPUXIDError names the node and GPU of the captured XID, and no job: the centre has none."""
+    gpu = {k: cut.gpu[k] for k in ("Hostname", "gpu", "UUID")}
+    code = cut.gpu["err_code"]
+    notes = _central_xid_notes(gpu, code, NO_HOLDER)
     return {
         "name": f"XID {code} on GPU {gpu['gpu']} of {cut.node}, from the centre (captured)",
         "interval": f"{SCRAPE_S}s",
@@ -1503,16 +1508,7 @@ def _central_runai_xid() -> Test:
     gpu = {k: faulted[k] for k in EGRESS_GPU}
     code = faulted["err_code"]
     project = meta["namespace"].removeprefix("runai-")
-    notes = {
-        "summary": f"XID {code} on GPU {gpu['gpu']} of {gpu['Hostname']}",
-        "description": (
-            f"GPU {gpu['gpu']} ({gpu['UUID']}) of node {gpu['Hostname']} reports XID {code} as its last "
-            "XID. The job that held it is in the site's job log (node, GPU and time) and on the site's "
-            "GPU series (hpc_job)."
-        ),
-        "held_by": f"project {project} workload {meta['workload']}",
-        "runbook_url": CENTRAL_GPU_FAULT,
-    }
+    notes = _central_xid_notes(gpu, code, f"project {project} workload {meta['workload']}")
     return {
         "name": (
             f"XID {code} on GPU {gpu['gpu']} of {node} under pod {meta['pod']}, from the centre (captured)"

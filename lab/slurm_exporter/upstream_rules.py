@@ -12,7 +12,6 @@ on the lab the override sits beside it, not in it: the lab's Alertmanager route 
 
 from __future__ import annotations
 
-import shutil
 import sys
 import tarfile
 import tempfile
@@ -41,8 +40,7 @@ def extract(archive: Path, into: Path) -> list[Path]:
     """The tag's rule files from ``archive`` (checked against the pin first) into ``into``, unmodified;
     :class:`ExporterError` naming the archive and the fix when it is not the pinned one or lacks them."""
     verify_archive(archive, versions.SLURM_EXPORTER_ARCHIVE_SHA256)
-    into.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
+    bodies: dict[str, bytes] = {}
     with tarfile.open(archive, "r:gz") as tar:
         for member, name in MEMBERS.items():
             try:
@@ -54,13 +52,17 @@ def extract(archive: Path, into: Path) -> list[Path]:
                     f"{archive}: no {member} inside. Fix: use the unmodified tag archive "
                     f"{versions.SLURM_EXPORTER_ARCHIVE} (../shared/vendor/PROVENANCE.md)."
                 )
-            # Written beside, then renamed: a reader never sees half a file.
-            with tempfile.NamedTemporaryFile(dir=into, delete=False, prefix=f".{name}.") as out:
-                shutil.copyfileobj(stream, out)
-            target = into / name
-            Path(out.name).replace(target)
-            target.chmod(0o644)
-            written.append(target)
+            bodies[name] = stream.read()
+    into.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for name, body in bodies.items():
+        # Written beside, then renamed: a reader never sees half a file.
+        with tempfile.NamedTemporaryFile(dir=into, delete=False, prefix=f".{name}.") as out:
+            out.write(body)
+        target = into / name
+        Path(out.name).replace(target)
+        target.chmod(0o644)
+        written.append(target)
     return written
 
 

@@ -63,6 +63,7 @@ def test_an_archive_without_the_rules_names_the_member_and_the_fix(pinned, tmp_p
     archive = pinned({ALERTS: b"a\n"})
     with pytest.raises(ExporterError, match=rf"{archive}: no {RULES} inside\. Fix: use the unmodified"):
         upstream_rules.extract(archive, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # nothing half-done: not even the file the archive has
 
 
 def test_a_tampered_archive_writes_nothing(pinned, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -310,7 +310,7 @@ def _real_names(model: RunaiBlueprint) -> set[str]:
 def test_the_centre_holds_the_egress_records_with_projects_as_keyed_pseudonyms(runai: RunaiBlueprint) -> None:
     """Only the egress set crosses; the allocation per project arrives under each project's keyed
     pseudonym, which `lab egress reveal` turns back into the name; no job id, uid or name crosses."""
-    allowed = {*fence.records(runai_lab.RULE_AREAS), *fence.READ_HEALTH}
+    allowed = {*fence.records(runai_lab.EGRESS_AREAS), *fence.READ_HEALTH}
     allocated = wait_for(
         lambda: promql.query(CENTRAL_METRICS, "clusterId_project:runai_allocated_gpu_count_per_project:sum"),
         AT_THE_CENTRE_S,

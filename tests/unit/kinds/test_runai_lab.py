@@ -8,6 +8,7 @@ from lab import contract
 from lab.blueprint import runai_blueprint
 from lab.blueprint.egress_spec import RunaiEgress
 from lab.bringup import container_specs
+from lab.egress import fence
 from lab.kinds import runai_lab
 from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
 
@@ -17,6 +18,11 @@ def test_a_runai_lab_loads_the_dcgm_and_runai_rules() -> None:
     variables = runai_lab.inventory(model)["all"]["vars"]
     assert variables["prometheus_rule_areas"] == ["dcgm", "runai", "targets", "egress-dcgm", "egress-runai"]
     assert {"prometheus_cluster_label", "prometheus_scrape_jobs"} <= set(variables)
+    # Each area has its rule file, each egress area its egress file (targets.yml records nothing).
+    rules = PROJECT_ROOT / "ansible" / "roles" / "prometheus" / "files" / "rules"
+    assert all((rules / f"{area}.yml").is_file() for area in variables["prometheus_rule_areas"])
+    gateway = runai_lab.inventory(model)["all"]["children"]["egress"]["vars"]
+    assert gateway["egress_gateway_series"] == fence.records(runai_lab.EGRESS_AREAS)
 
 
 def test_the_fence_reads_the_drivers_events_and_kais_logs_through_a_read_only_bind() -> None:

@@ -580,14 +580,17 @@ def test_slow_job_throttled_gpu_alert_names_the_workload_and_gpu_and_the_walk_sh
     # pseudonym, though no pattern of the lab knows its name (inside the text such a name crosses as
     # written: signals/logs.md).
     def central_firing() -> list[dict[str, Any]]:
-        return _firing_at_centre("CentralGPUSlowerThanNodePeers")
+        return [
+            a for a in _firing_at_centre("CentralGPUSlowerThanNodePeers") if a["labels"]["Hostname"] == node
+        ]
 
-    alerts = wait_for(central_firing, AT_THE_CENTRE_S, "CentralGPUSlowerThanNodePeers at the centre")
+    on_node = wait_for(
+        central_firing, AT_THE_CENTRE_S, f"CentralGPUSlowerThanNodePeers on {node} at the centre"
+    )
     print(
         f"CentralGPUSlowerThanNodePeers firing at the centre {time.time() - injected:.1f} s after the fault"
     )
-    on_node = [a for a in alerts if a["labels"]["Hostname"] == node]
-    assert [(a["labels"]["Hostname"], a["labels"]["gpu"]) for a in on_node] == [straggler], alerts
+    assert [(a["labels"]["Hostname"], a["labels"]["gpu"]) for a in on_node] == [straggler], on_node
     assert _held_by(runai, "team-a", THROTTLED_WORKLOAD) in on_node[0]["annotations"]["held_by"], on_node
     replica = pseudonyms.pseudonym(egress_key.load(runai.name), pod)
     (scheduled,) = logsql(CENTRAL_LOGS, f"prog:=kubernetes-events reason:=Scheduled pod:={replica}")

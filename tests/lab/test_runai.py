@@ -285,10 +285,9 @@ def _firing_at_centre(alertname: str) -> list[dict[str, Any]]:
     ]
 
 
-def _held_by(model: RunaiBlueprint, project: str, workload: str) -> str:
+def _held_by(lab_key: bytes, project: str, workload: str) -> str:
     """The centre's `held_by` annotation part that names ``workload`` of ``project``: their keyed
-    pseudonyms under the lab's key (central-gpu.yml)."""
-    lab_key = egress_key.load(model.name)
+    pseudonyms under ``lab_key`` (central-gpu.yml)."""
     return (
         f"project {pseudonyms.pseudonym(lab_key, project)} workload {pseudonyms.pseudonym(lab_key, workload)}"
     )
@@ -390,7 +389,8 @@ def test_central_walk_from_the_xid_alert_to_the_workload_through_the_logs(runai:
     assert not {"pod", "namespace", "container", "workload_name", "project"} & set(alert["labels"]), alert
     # Its `held_by` names the victim's project and workload as their pseudonyms, never in clear (vmalert
     # templates it at every evaluation, from the holder record that crossed before the XID).
-    victim = _held_by(runai, fault["namespace"].removeprefix("runai-"), fault["workload"])
+    lab_key = egress_key.load(runai.name)
+    victim = _held_by(lab_key, fault["namespace"].removeprefix("runai-"), fault["workload"])
     (alert,) = wait_for(
         lambda: [a for a in firing() if victim in a["annotations"].get("held_by", "")],
         AT_THE_CENTRE_S,
@@ -404,7 +404,6 @@ def test_central_walk_from_the_xid_alert_to_the_workload_through_the_logs(runai:
     )
     pods = [line["pod"] for line in scheduled if unix_time(line["_time"]) <= fault["at"]]
     # Step 2: the Job that created each pod names the workload (a pseudonym), revealed at the site.
-    lab_key = egress_key.load(runai.name)
     victim_pod = pseudonyms.pseudonym(lab_key, fault["pod"])
     assert victim_pod in pods, (victim_pod, pods)
     (created,) = logsql(
@@ -591,8 +590,9 @@ def test_slow_job_throttled_gpu_alert_names_the_workload_and_gpu_and_the_walk_sh
         f"CentralGPUSlowerThanNodePeers firing at the centre {time.time() - injected:.1f} s after the fault"
     )
     assert [(a["labels"]["Hostname"], a["labels"]["gpu"]) for a in on_node] == [straggler], on_node
-    assert _held_by(runai, "team-a", THROTTLED_WORKLOAD) in on_node[0]["annotations"]["held_by"], on_node
-    replica = pseudonyms.pseudonym(egress_key.load(runai.name), pod)
+    lab_key = egress_key.load(runai.name)
+    assert _held_by(lab_key, "team-a", THROTTLED_WORKLOAD) in on_node[0]["annotations"]["held_by"], on_node
+    replica = pseudonyms.pseudonym(lab_key, pod)
     (scheduled,) = logsql(CENTRAL_LOGS, f"prog:=kubernetes-events reason:=Scheduled pod:={replica}")
     assert f"to node {node}" in scheduled["_msg"] and scheduled["kind"] == "Pod", scheduled
 

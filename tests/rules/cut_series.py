@@ -419,8 +419,7 @@ def throttled_runai() -> dict[str, Any]:
             f"{THROTTLED_RUNAI_CAPTURE}: GPU {braked_gpu} never slowed; capture the journey again"
         )
     first = min(float(s["values"][0][0]) for s in clock_raw)
-    window = Window(first - SCRAPE_S, meta["end"])
-    scraped = _scraped(_capture("up.json", THROTTLED_RUNAI_CAPTURE), window)
+    window, scraped = _scraped_window(THROTTLED_RUNAI_CAPTURE, first, meta["end"])
     clock = _cut_scraped(window, clock_raw, lambda _: True, scraped)
     util = _cut_scraped(window, util_raw, lambda _: True, scraped)
     pods = _cut_scraped(
@@ -788,6 +787,13 @@ def _scraped(up: Raw, window: Window) -> dict[str, set[int]]:
     return {s["metric"]["instance"]: {window.slot(float(t)) for t, _ in s["values"]} for s in up}
 
 
+def _scraped_window(capture: Path, first: float, end: float) -> tuple[Window, dict[str, set[int]]]:
+    """A journey capture's window, from the scrape before ``first`` to ``end``, and the slots in which
+    Prometheus scraped each target (its `up.json`)."""
+    window = Window(first - SCRAPE_S, end)
+    return window, _scraped(_capture("up.json", capture), window)
+
+
 def _cut_scraped(
     window: Window, raw: Raw, keep: Callable[[Labels], bool], scraped: dict[str, set[int]]
 ) -> Cut:
@@ -1002,8 +1008,7 @@ def egress_dcgm() -> dict[str, Any]:
     }
     raw |= _modelled_gpu_series(raw["DCGM_FI_DEV_GPU_UTIL"], raw["DCGM_FI_DEV_POWER_USAGE"])
     first = min(float(s["values"][0][0]) for s in raw["DCGM_FI_DEV_GPU_UTIL"])
-    window = Window(first - SCRAPE_S, meta["end"])
-    scraped = _scraped(_capture("up.json", THROTTLE_CAPTURE), window)
+    window, scraped = _scraped_window(THROTTLE_CAPTURE, first, meta["end"])
     cuts = {family: _cut_scraped(window, series, lambda _: True, scraped) for family, series in raw.items()}
     changed = {"Hostname": node, "gpu": "0"}
     changed["UUID"] = next(
@@ -1062,8 +1067,7 @@ def egress_dcgm() -> dict[str, Any]:
         for family in EGRESS_DCGM_CAPTURED
     }
     first = min(float(s["values"][0][0]) for s in raw["DCGM_FI_DEV_GPU_UTIL"])
-    window = Window(first - SCRAPE_S, meta["end"])
-    scraped = _scraped(_capture("up.json", scenario), window)
+    window, scraped = _scraped_window(scenario, first, meta["end"])
     cuts = {family: _cut_scraped(window, series, lambda _: True, scraped) for family, series in raw.items()}
     by_gpu: dict[str, set[str]] = {}
     for labels, _ in cuts["DCGM_FI_DEV_GPU_UTIL"]:
@@ -1376,8 +1380,7 @@ def _egress_runai_holders() -> Test:
     node = meta["nodes"][0]
     util_raw = [s for s in _capture("dcgm-gpu-util.json", scenario) if s["metric"]["Hostname"] == node]
     first = min(float(s["values"][0][0]) for s in util_raw)
-    window = Window(first - SCRAPE_S, meta["end"])
-    scraped = _scraped(_capture("up.json", scenario), window)
+    window, scraped = _scraped_window(scenario, first, meta["end"])
     util = _cut_scraped(window, util_raw, lambda _: True, scraped)
     pods = _cut_scraped(window, _capture("kube-pod-info.json", scenario), lambda _: True, scraped)
     name = f"{node}: the holders of its GPUs (captured)"
@@ -1495,8 +1498,7 @@ def _central_runai_xid() -> Test:
     on_gpu = lambda m: m["Hostname"] == node and m["gpu"] == gpu_index  # noqa: E731
     xid_raw = [s for s in _capture("dcgm-xid-errors.json", scenario) if on_gpu(s["metric"])]
     first = min(float(s["values"][0][0]) for s in xid_raw)
-    window = Window(first - SCRAPE_S, meta["end"])
-    scraped = _scraped(_capture("up.json", scenario), window)
+    window, scraped = _scraped_window(scenario, first, meta["end"])
     xid = _cut_scraped(window, xid_raw, lambda _: True, scraped)
     util = _cut_scraped(window, _capture("dcgm-gpu-util.json", scenario), on_gpu, scraped)
     pods = _cut_scraped(

@@ -25,7 +25,8 @@ app = typer.Typer(rich_markup_mode="markdown")
 
 def _listing() -> str:
     lines = [
-        f"  {name:<20} {d.breaks} (~{d.minutes:g} min{'' if d.fast else ', not in fast'})"
+        f"  {name:<20} {d.breaks} (~{d.minutes:g} min{'' if d.fast else ', not in fast'})\n"
+        f"  {'':<20} alerts: {d.alerts}"
         for name, d in suite.DRILLS.items()
     ]
     return "\n".join(["drills, in run order:", *lines, "groups: all (every drill), fast (all but node-loss)"])
@@ -49,9 +50,11 @@ def drill(
     Each drill injects one fault while the live workload runs (a SIGKILL of slurmctld, slurmrestd, the
     DCGM shim or Prometheus; slurmdbd and MariaDB stopped; a node container killed; XIDs on several
     GPUs; a bad job-mapping directory; a burst of jobs), checks what a production cluster does,
-    restores it, and prints PASS or FAIL with the time to recover. After every drill: every job
-    submitted meanwhile is in sacct with a terminal state once it left the queue, and no target the
-    drill did not break has a scrape gap over two intervals. Exit 1 when a drill fails.
+    restores it, and prints PASS or FAIL with the time to recover. After every drill: the alerts its
+    fault must cause (`--list` names them) reached the lab's receiver once each and resolved after the
+    restore, and no other alert began; every job submitted meanwhile is in sacct with a terminal state
+    once it left the queue; and no target the drill did not break has a scrape gap over two intervals.
+    Exit 1 when a drill fails.
 
     Examples: `lab drill controller-restart`, `lab drill fast` (CI), `lab drill all` (~20 min).
     """

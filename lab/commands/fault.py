@@ -1,5 +1,5 @@
-"""`lab fault xid` and `lab fault throttle`: a GPU fault put into a running lab (and into its fault
-record), read by the DCGM shim."""
+"""`lab fault xid`, `lab fault remap` and `lab fault throttle`: a GPU fault put into a running lab (and
+into its fault record), read by the DCGM shim."""
 
 from __future__ import annotations
 
@@ -46,6 +46,41 @@ def fault_xid(
     except (*KNOWN_ERRORS, FaultError) as error:
         fail(error)
     typer.echo(f"{node} GPU {gpu}: XID {code} ({path})")
+
+
+@app.command("remap")
+def fault_remap(
+    node: Annotated[str, typer.Argument(help="Slurm node name, e.g. dgx-003.")],
+    gpu: Annotated[int, typer.Argument(help="GPU index on that node (0-7 on a DGX).")],
+    failed: Annotated[
+        bool, typer.Option("--failed", help="The remap cannot be recorded (XID 64): the failure flag stays.")
+    ] = False,
+    lab: LabOption = None,
+) -> None:
+    """An uncorrectable memory error whose row the GPU remaps, as an H100 reports it.
+
+    NVIDIA's GPU Memory Error Management (User Visible Statistics; signals/dcgm.md): the GPU records
+    a row-remapping entry in its InfoROM and logs XID 63, and the entry counts in
+    DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS (+1); the remap takes effect at the next GPU reset. With
+    `--failed` the entry cannot be recorded: XID 64, and DCGM_FI_DEV_ROW_REMAP_FAILURE turns 1 and
+    stays (NVIDIA's RMA policy is what a site then follows). The XID drains the node like any other;
+    `lab fault xid NODE GPU 0` is the GPU's reset (the XID clears, the remapped rows and a failure stay,
+    as in the InfoROM).
+    """
+    from lab.attach.faults import FaultError, inject_xid
+    from lab.dcgm.shim import XID_ROW_REMAP_EVENT, XID_ROW_REMAP_FAILURE, write_injected_xid
+
+    code = XID_ROW_REMAP_FAILURE if failed else XID_ROW_REMAP_EVENT
+    try:
+        handle = kinds.attach(engine.require_engine(), lab)
+        if handle.kind != "slurm":
+            raise running.LabError(
+                f"lab '{handle.name}' is a {handle.kind} lab: `lab fault remap` is for Slurm labs."
+            )
+        path = inject_xid(handle.blueprint, node, gpu, code, write_injected_xid, by="lab fault remap")
+    except (*KNOWN_ERRORS, FaultError) as error:
+        fail(error)
+    typer.echo(f"{node} GPU {gpu}: XID {code}, row remap {'failed' if failed else 'recorded'} ({path})")
 
 
 @app.command("throttle")

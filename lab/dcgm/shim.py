@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from lab.dcgm import UPSTREAM_TAG
 from lab.dcgm.counters import Counter, load_counters
-from lab.dcgm.gpu_model import EMULATED_FIELDS
+from lab.dcgm.gpu_model import EMULATED_FIELDS, XID_ROW_REMAP_EVENT, XID_ROW_REMAP_FAILURE
 from lab.dcgm.h100 import FB_TOTAL_MIB
 from lab.dcgm.job_classes import JobClassesError, JobClassesReader, JobClassesWriter, load_job_classes
 from lab.dcgm.kubernetes import PodInfo, pod_resources_document
@@ -27,6 +27,8 @@ __all__ = [
     "CAUSES",
     "FB_TOTAL_MIB",
     "UPSTREAM_TAG",
+    "XID_ROW_REMAP_EVENT",
+    "XID_ROW_REMAP_FAILURE",
     "EmulatedNode",
     "JobClassesError",
     "JobClassesReader",

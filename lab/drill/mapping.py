@@ -162,5 +162,6 @@ DRILLS = [
         "a node's mapping directory with garbage, a symlink, a directory, read-only, full",
         mapping_dir_faults,
         2,
+        "none: every job still completes and is mapped; the prolog's log line says what it skipped",
     )
 ]

@@ -16,6 +16,8 @@ from lab.drill.record import Drill, Record
 NODE_DOWN_WITHIN_S = 300 + 180
 BOOT_WITHIN_S = 120
 XID_STORM = {0: [(1, 79), (2, 79)], 1: [(4, 48)]}  # node index → (GPU, XID): 79 off the bus, 48 DBE
+# GPUXIDError has no `for:`: a scrape (15 s), an evaluation (15 s) and Alertmanager's group_wait (10 s).
+XID_ALERT_WITHIN_S = 90
 BURST_JOBS = 16  # one-GPU jobs, about two thirds of the default lab's 24 GPUs in service
 BURST_JOB_S = 20
 
@@ -37,6 +39,7 @@ def node_loss(probe: Probe, record: Record) -> None:
     container = probe.container(host)
     lost = time.monotonic()
     container.kill()
+    record.expect("TargetDown", job="dcgm", instance=f"{node}:{contract.DCGM_EXPORTER_PORT}")
     try:
         state, reason = probe.until(lambda: probe.state_if(node, "down"), NODE_DOWN_WITHIN_S, f"{node} DOWN")
         record.notes.append(f"Slurm set {node} {state} {time.monotonic() - lost:.0f} s after the loss")
@@ -50,6 +53,7 @@ def node_loss(probe: Probe, record: Record) -> None:
         shown = exported[0].labels.get("status", "")
         record.check(f"the exporter shows {node} down", True, f"slurm_node_status status={shown}")
     finally:
+        record.restoring()
         booted = time.monotonic()
         container.start()
     probe.until(lambda: probe.in_service(node), BOOT_WITHIN_S, f"{node} back in service after its boot")
@@ -68,10 +72,11 @@ def xid_storm(probe: Probe, record: Record) -> None:
         raise DrillError(f"the storm needs {len(XID_STORM)} nodes in service; {serving} are")
     faults = {str(serving[i]): gpus for i, gpus in XID_STORM.items()}
     logs = {node: _check_log_lines(probe, node) for node in faults}
-    began = time.monotonic()
+    began, since = time.monotonic(), time.time()
     for node, gpus in faults.items():
         for gpu, code in gpus:
             inject_xid(probe.lab.blueprint, node, gpu, code, write_injected_xid, by="lab drill xid-storm")
+            record.expect("GPUXIDError", Hostname=node, gpu=str(gpu), err_code=str(code))
     try:
         for node, gpus in faults.items():
             _, reason = probe.until(partial(probe.state_if, node, "drain"), 120, f"{node} drained")
@@ -82,7 +87,18 @@ def xid_storm(probe: Probe, record: Record) -> None:
                 reason,
             )
         probe.say(f"{len(faults)} nodes drained {time.monotonic() - began:.0f} s after the storm")
+        # An XID stays until the GPU is reset, so the faults stay in until the site is told of each:
+        # cleared at the drain, a GPU's XID could fall between two scrapes and never reach an alert.
+        for want in record.expected:
+            told = partial(probe.delivered, want.alert, want.labels, "firing", since)
+            probe.until(
+                told,
+                XID_ALERT_WITHIN_S,
+                f"{want.alert} on {want.labels['Hostname']} GPU {want.labels['gpu']}",
+            )
+        probe.say(f"every XID delivered {time.monotonic() - began:.0f} s after the storm")
     finally:
+        record.restoring()
         cleared = time.monotonic()
         for node, gpus in faults.items():
             for gpu, _ in gpus:
@@ -160,8 +176,22 @@ DRILLS = [
         "a node container killed (docker kill) under a job, then started (a power loss and a boot)",
         node_loss,
         11,
+        "TargetDown on the node's DCGM target (its shim is gone for SlurmdTimeout and more)",
         fast=False,
     ),
-    Drill("xid-storm", "XIDs 79 and 48 on three GPUs of two nodes at once, then cleared", xid_storm, 2),
-    Drill("burst", f"{BURST_JOBS} one-GPU jobs submitted as fast as sbatch returns", burst, 1.5),
+    Drill(
+        "xid-storm",
+        "XIDs 79 and 48 on three GPUs of two nodes at once, then cleared",
+        xid_storm,
+        2,
+        "GPUXIDError for each of the three GPUs, naming node, GPU and XID (the drains end within the"
+        " exporter's SlurmNodeWarning 5m)",
+    ),
+    Drill(
+        "burst",
+        f"{BURST_JOBS} one-GPU jobs submitted as fast as sbatch returns",
+        burst,
+        1.5,
+        "none: a burst is no fault (the exporter's SlurmJobsPendingHigh wants 500 pending for 15m)",
+    ),
 ]

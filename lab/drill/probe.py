@@ -9,13 +9,15 @@ import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from docker.models.containers import Container
 
 from lab import contract, promql
+from lab.alerts.listing import read_delivered
 from lab.attach.running import RunningLab
 from lab.bringup.daemons import DAEMON_COMMAND
+from lab.drill.checks import delivered_alerts, matches
 from lab.workload import background
 
 T = TypeVar("T")
@@ -282,6 +284,20 @@ class Probe:
             ]
             for item in data
         }
+
+    # --- the alert receiver ---
+
+    def received(self, since: float) -> list[tuple[float, dict[str, Any]]]:
+        """(received at, alert) for every alert of every notification the lab's receiver got since
+        the Unix time ``since`` (the receiver's JSON lines under .lab/LAB/alerts/)."""
+        path = contract.alerts_dir(self.lab.name) / contract.ALERTS_FILE
+        return delivered_alerts(read_delivered(path), since)
+
+    def delivered(self, alert: str, labels: dict[str, str], status: str, since: float) -> bool:
+        """The receiver got ``alert`` (with ``labels`` among its labels) as ``status`` since ``since``."""
+        return any(
+            a["status"] == status and matches(a["labels"], alert, labels) for _, a in self.received(since)
+        )
 
     # --- waiting ---
 

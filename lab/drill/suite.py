@@ -1,9 +1,10 @@
 """Runs drills against a running Slurm lab and writes their report.
 
 Around every drill: a preflight (slurmctld answers, every target is up), then the drill, then the
-checks every drill shares (:mod:`lab.drill.checks`): every job submitted meanwhile, by the drill and
-by the live workload, is in ``sacct`` with a terminal state once it left the queue, and no target the
-drill did not break has a scrape gap over two intervals.
+checks every drill shares (:mod:`lab.drill.checks`): the alerts the drill's fault must cause were
+delivered to the lab's receiver once and resolved after the restore, and no other alert began; every job
+submitted meanwhile, by the drill and by the live workload, is in ``sacct`` with a terminal state once it
+left the queue; and no target the drill did not break has a scrape gap over two intervals.
 """
 
 from __future__ import annotations
@@ -11,18 +12,27 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import docker
 
 from lab import promql
+from lab.alerts.listing import AlertsError
 from lab.attach import fault_record
 from lab.attach.running import RunningLab
 from lab.attach.slurmrestd import RestError
 from lab.drill import mapping, nodes, services
-from lab.drill.checks import Check, accounting_check, scrape_gap_check
-from lab.drill.probe import DrillError, Probe
+from lab.drill.checks import (
+    Check,
+    accounting_check,
+    expected_alert_checks,
+    nothing_else_check,
+    scrape_gap_check,
+)
+from lab.drill.probe import DrillError, DrillTimeout, Probe
 from lab.drill.record import Drill, Outcome, Record
 
 # Cheapest first, so a broken lab fails fast; node-loss last: it waits out SlurmdTimeout.
@@ -33,7 +43,14 @@ DRILLS = {
     for d in sorted([*services.DRILLS, *nodes.DRILLS, *mapping.DRILLS], key=lambda d: _ORDER.index(d.name))
 }
 GROUPS = {"all": list(DRILLS), "fast": [name for name, d in DRILLS.items() if d.fast]}
-_ERRORS = (DrillError, promql.PrometheusError, RestError, docker.errors.DockerException, OSError)
+_ERRORS = (DrillError, promql.PrometheusError, RestError, AlertsError, docker.errors.DockerException, OSError)
+# From the fault to the expected alert at the receiver: the rule's `for:` and Alertmanager's group_wait
+# come on top of the drill's own steps, which already wait for the fault to show; from the restore to
+# the resolved notification: a scrape and an evaluation (15 s each), then the group's next flush
+# (group_interval 1m, the prometheus role's defaults).
+DELIVERED_WITHIN_S = 150
+RESOLVED_WITHIN_S = 180
+FIRING = 'ALERTS{alertstate="firing"}'  # a restarted Prometheus restores it (ALERTS_FOR_STATE)
 
 
 def select(names: list[str]) -> list[Drill]:
@@ -57,6 +74,7 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
     began = time.monotonic()
     try:
         _preflight(probe)
+        standing = _firing(probe, "ALERTS")  # pending or firing before the drill
     except _ERRORS as problem:
         return Outcome(drill, [], None, time.monotonic() - began, f"before the drill: {problem}")
     error = ""
@@ -69,12 +87,44 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
             _cancel_own_jobs(probe)
         try:
             fault.settled = _scraped_again(probe, record, time.time())
+            record.checks += _alerts(probe, record, began_wall, standing)
             record.checks += _nothing_lost(probe, record, began_wall, time.time())
         except _ERRORS as problem:
             error = error or f"after the drill: {problem}"
     return Outcome(
-        drill, record.checks, record.recover_s, time.monotonic() - began, error, tuple(record.notes)
+        drill,
+        record.checks,
+        record.recover_s,
+        time.monotonic() - began,
+        error,
+        tuple(record.notes),
+        tuple(record.alert_times),
     )
+
+
+def _firing(probe: Probe, expression: str) -> list[dict[str, str]]:
+    """The label sets of the alerts ``expression`` finds in Prometheus, without ``alertstate``."""
+    series = probe.query(expression)
+    return [{k: v for k, v in s.labels.items() if k not in ("alertstate", "__name__")} for s in series]
+
+
+def _alerts(probe: Probe, record: Record, began_wall: float, standing: list[dict[str, str]]) -> list[Check]:
+    """Wait for each expected alert's firing and resolved notifications at the receiver, then check
+    them and that nothing else began (:func:`lab.drill.checks.expected_alert_checks`)."""
+    for want in record.expected:  # a wait that times out leaves its check to fail with what was received
+        with suppress(DrillTimeout):
+            firing = partial(probe.delivered, want.alert, want.labels, "firing", began_wall)
+            probe.until(firing, DELIVERED_WITHIN_S, f"{want.alert} delivered")
+        if record.restored_at is not None:
+            with suppress(DrillTimeout):
+                resolved = partial(probe.delivered, want.alert, want.labels, "resolved", record.restored_at)
+                probe.until(resolved, RESOLVED_WITHIN_S, f"{want.alert} resolved")
+    window = max(1, round(time.time() - began_wall))
+    in_window = _firing(probe, f"max_over_time({FIRING}[{window}s])")
+    got = probe.received(began_wall)
+    checks, record.alert_times = expected_alert_checks(record.expected, record.restored_at, got)
+    checks.append(nothing_else_check(record.expected, got, began_wall, in_window, standing))
+    return checks
 
 
 def _cancel_own_jobs(probe: Probe) -> None:
@@ -162,8 +212,8 @@ def markdown(outcomes: list[Outcome], machine: str) -> str:
     rows = [
         f"Run of {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine}.",
         "",
-        "| drill | what was broken | what was checked | result | time to recover |",
-        "|---|---|---|---|---|",
+        "| drill | what was broken | alerts it must cause | what was checked | result | time to recover |",
+        "|---|---|---|---|---|---|",
     ]
     for outcome in outcomes:
         checked = "; ".join(
@@ -173,7 +223,7 @@ def markdown(outcomes: list[Outcome], machine: str) -> str:
             checked += f"; **error: {outcome.error}**"
         recover = f"{outcome.recover_s:.1f} s" if outcome.recover_s is not None else "–"
         rows.append(
-            f"| `{outcome.drill.name}` | {outcome.drill.breaks} | {checked} | "
+            f"| `{outcome.drill.name}` | {outcome.drill.breaks} | {outcome.drill.alerts} | {checked} | "
             f"{'pass' if outcome.passed else '**fail**'} | {recover} |"
         )
     return "\n".join(rows) + "\n"
@@ -191,6 +241,7 @@ def write_report(outcomes: list[Outcome], directory: Path, machine: str) -> Path
             "seconds": round(o.seconds, 1),
             "error": o.error,
             "notes": list(o.notes),
+            "alerts": list(o.alert_times),
             "checks": [{"name": c.name, "passed": c.passed, "detail": c.detail} for c in o.checks],
         }
         for o in outcomes

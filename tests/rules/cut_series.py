@@ -1724,6 +1724,122 @@ def targets() -> dict[str, Any]:
     return _test_file(["targets.yml"], tests)
 
 
+# The drills' faults (lab drill): what their alerts read, captured during a run (bench/capture_drills.py).
+DRILL_CAPTURE = ROOT / "captures" / "drills-alerts-slurm-24.11.5"
+DBD_FOR_SLOTS = 120 // SCRAPE_S  # SlurmDBDNotTakingRecords' for: 2m
+
+
+def _dbd_notes(labels: Labels, value: float) -> Labels:
+    return {
+        "summary": f"slurmdbd is not taking slurmctld's accounting records: {value:g} queued for 2 minutes",
+        "description": (
+            f"slurmctld's DBD agent queue ({labels['instance']}) has held records at every scrape for 2 "
+            "minutes: slurmdbd or its database is down or not answering. Jobs still run; sacct misses "
+            "them until slurmdbd is back, and records beyond slurm.conf MaxDBDMsgs are lost. `sacctmgr "
+            "ping` and the slurmdbd log say which."
+        ),
+        "runbook_url": "docs/alerts.md",
+    }
+
+
+def _dbd_outage() -> Test:
+    """The dbd-outage drill's DBD agent queue as Prometheus stored it; SlurmDBDNotTakingRecords expected
+    where the queue is above 0 at an evaluation and at the DBD_FOR_SLOTS before it, checked just before
+    and at its firing, at the last queued scrape and just after it, and at the window's end."""
+    raw = _capture("slurm-scheduler-dbd-queue-size.json", DRILL_CAPTURE)
+    window_meta = _capture("window.json", DRILL_CAPTURE)
+    window, scraped = _scraped_window(DRILL_CAPTURE, float(window_meta["start"]), float(window_meta["end"]))
+    cut = _cut_scraped(window, raw, lambda _: True, scraped)
+    ((labels, slots),) = cut
+
+    def queued(slot: int) -> float:
+        value = _live(slots, slot, "the DBD agent queue") if slot >= 0 else None
+        return value or 0.0
+
+    def firing(slot: int) -> bool:
+        return all(queued(slot - k) > 0 for k in range(DBD_FOR_SLOTS + 1))
+
+    checked = {window.count - 1}
+    for slot in range(window.count):
+        if queued(slot) > 0 and not queued(slot - 1) > 0:
+            checked |= {slot + DBD_FOR_SLOTS - 1, slot + DBD_FOR_SLOTS}
+        if queued(slot) > 0 and not queued(slot + 1) > 0:
+            checked |= {slot, slot + 1}
+    if not any(firing(slot) for slot in checked):
+        raise SystemExit(f"{DRILL_CAPTURE}: the DBD agent queue never held records for 2 minutes")
+    alert_labels = {"instance": labels["instance"], "job": labels["job"], "severity": "warning"}
+    alerts = [
+        _alert(
+            slot,
+            "SlurmDBDNotTakingRecords",
+            *([(alert_labels, _dbd_notes(labels, queued(slot)))] if firing(slot) else []),
+        )
+        for slot in sorted(s for s in checked if s < window.count)
+    ]
+    return {
+        "name": "the dbd-outage drill: slurmdbd and MariaDB stopped until the alert came (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": _inputs(cut),
+        "alert_rule_test": alerts,
+    }
+
+
+def _remap_notes(labels: Labels) -> Labels:
+    return {
+        "summary": f"GPU {labels['gpu']} of {labels['Hostname']} could not remap a failing memory row",
+        "description": (
+            f"GPU {labels['gpu']} ({labels['UUID']}) of node {labels['Hostname']} reports a row-remapping "
+            "failure (XID 64): a memory row with an uncorrectable error stays in use after a reset. Keep the "
+            "node drained and replace the GPU."
+        ),
+        "runbook_url": "docs/alerts.md",
+    }
+
+
+def _remap_failed() -> Test:
+    """`lab fault remap --failed` on one GPU, its reset and its replacement (a new shim), as Prometheus
+    stored them: GPURowRemapFailed expected at every evaluation whose latest sample of the GPU's
+    failure flag is 1, checked before, at and after the first such slot and around the last."""
+    raw = _capture("dcgm-row-remap-failure.json", DRILL_CAPTURE)
+    meta = _capture("window.json", DRILL_CAPTURE)
+    window, scraped = _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
+    failed = {
+        (s["metric"]["Hostname"], s["metric"]["gpu"]) for s in raw if any(v != "0" for _, v in s["values"])
+    }
+    if len(failed) != 1:
+        raise SystemExit(f"{DRILL_CAPTURE}: {len(failed)} GPUs with a remap failure; the capture holds one")
+    (gpu,) = failed
+    cut = _cut_scraped(window, raw, lambda labels: (labels["Hostname"], labels["gpu"]) == gpu, scraped)
+
+    def firing(slot: int) -> list[Labels]:
+        return [
+            {k: labels[k] for k in ("Hostname", "gpu", "UUID")}
+            for labels, slots in cut
+            if slot >= 0 and (_live(slots, slot, "the remap failure flag") or 0) > 0
+        ]
+
+    on = [slot for slot in range(window.count) if firing(slot)]
+    checked = {on[0] - 1, on[0], on[0] + 1, on[-1], on[-1] + 1, window.count - 1}
+    alerts = [
+        _alert(
+            slot,
+            "GPURowRemapFailed",
+            *(({**found, "severity": "critical"}, _remap_notes(found)) for found in firing(slot)[:1]),
+        )
+        for slot in sorted(s for s in checked if 0 <= s < window.count)
+    ]
+    return {
+        "name": "lab fault remap --failed on one GPU, then its reset and replacement (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": _inputs(cut),
+        "alert_rule_test": alerts,
+    }
+
+
+def drills_slurm() -> dict[str, Any]:
+    return _test_file(["slurm.yml", "dcgm.yml"], [_dbd_outage(), _remap_failed()])
+
+
 FILES = {
     "gpu-fault-slurm.test.yml": gpu_fault_slurm,
     "starved-slurm.test.yml": starved_slurm,
@@ -1737,6 +1853,7 @@ FILES = {
     "central-gpu.test.yml": central_gpu,
     "slurm_exporter-upstream.test.yml": slurm_exporter_upstream,
     "targets.test.yml": targets,
+    "drills-slurm.test.yml": drills_slurm,
 }
 
 

@@ -3,6 +3,7 @@ the series their alerts read, and every notification the lab's alert receiver go
 
     lab drill xid-storm dbd-outage --out /tmp/drills      # note the time before it
     lab fault remap dgx-001 7 --failed                    # then reset and replace (docs/alerts.md)
+    # a stale id in a GPU's mapping file, then a job on that GPU (captures/…/README.md)
     python3 bench/capture_drills.py --start UNIX_TIME [--out captures/drills-alerts-slurm-24.11.5]
 
 Samples are read as bench/capture_journeys.py reads them (a range selector evaluated at the end); the
@@ -29,7 +30,7 @@ SELECTORS = {  # what the drills' expected alerts read, and the alerts themselve
     "slurm-scheduler-dbd-queue-size": "slurm_scheduler_dbd_queue_size",
     "dcgm-xid-errors": "DCGM_FI_DEV_XID_ERRORS",
     "dcgm-row-remap-failure": "DCGM_FI_DEV_ROW_REMAP_FAILURE",
-    "dcgm-uncorrectable-remapped-rows": "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "dcgm-gpu-util": 'DCGM_FI_DEV_GPU_UTIL{hpc_job!=""}',
     "up": "up",
     "alerts": "ALERTS",
 }

@@ -178,9 +178,18 @@ def expected_alert_checks(
             )
         )
         times.append(
-            {"alert": want.alert, "labels": want.labels, "delivered_s": delivered_s, "resolved_s": resolved_s}
+            {
+                "alert": want.alert,
+                "labels": want.labels,
+                "delivered_s": _tenths(delivered_s),
+                "resolved_s": _tenths(resolved_s),
+            }
         )
     return checks, times
+
+
+def _tenths(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 1)
 
 
 def nothing_else_check(

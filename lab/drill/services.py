@@ -241,7 +241,7 @@ DRILLS = [
         "Prometheus killed (SIGKILL), then started on its TSDB",
         prometheus_restart,
         1,
-        "none: a Prometheus cannot tell of its own outage (a watcher outside it can); its firing alerts"
-        " come back from ALERTS_FOR_STATE, not as new ones",
+        "none: a Prometheus cannot tell of its own outage (a watcher outside it can); after it, an alert"
+        " with a `for:` under --rules.alert.for-grace-period (10m) is pending again for its `for:`",
     ),
 ]

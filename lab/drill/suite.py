@@ -50,7 +50,7 @@ _ERRORS = (DrillError, promql.PrometheusError, RestError, AlertsError, docker.er
 # (group_interval 1m, the prometheus role's defaults).
 DELIVERED_WITHIN_S = 150
 RESOLVED_WITHIN_S = 180
-FIRING = 'ALERTS{alertstate="firing"}'  # a restarted Prometheus restores it (ALERTS_FOR_STATE)
+FIRING = 'ALERTS{alertstate="firing"}'
 
 
 def select(names: list[str]) -> list[Drill]:

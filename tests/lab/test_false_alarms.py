@@ -1,4 +1,6 @@
-"""No false alarms: the default lab with no fault in, under its live workload, fires no journey alert.
+"""No false alarms: the default lab with no fault in, under its live workload, fires no alert of the
+lab's pack or the exporter's own rules, but those already pending or firing when the window opens (the
+exporter's SlurmNodeWarning for the node the blueprint holds in repair, routed to `quiet`).
 
 The plan's running jobs at its start (one 4-GPU inference job of the shipped plan) run beside one
 healthy 8-GPU inference and one 8-GPU interactive job, submitted by the workload runner so the shim
@@ -7,9 +9,9 @@ compares a job's GPUs with each other can mistake for a straggler: their GPUs id
 Why FALSE_ALARM_S is enough: replayed on the shim's GPU model (bench/replay_gpu_slower.py), the
 median form GPUSlowerThanItsJob had before fires 5.2, 11.2 and 4.8 times an hour on such 4-GPU
 inference, 8-GPU inference and 8-GPU interactive jobs: 1.8 false alarms expected in 5 minutes, so a
-rule that false-alarms as that one did fails here with probability 1 - e^-1.8 = 83 %. The starved-job
-alerts (`for: 15m`, `for: 1h`) cannot fire inside the window; they are listed so that nothing a journey
-alerts on is left out.
+rule that false-alarms as that one did fails here with probability 1 - e^-1.8 = 83 %. Rules with a
+`for:` longer than the window (the starved-job alerts, the exporter's 5-30 minute ones) cannot fire
+inside it; they are watched all the same, so that a rule added later is not left out.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ pytestmark = pytest.mark.lab
 
 FALSE_ALARM_S = 300
 SCRAPE_S = 15
-JOURNEY_ALERTS = "GPUXIDError|GPUSlowerThanItsJob|SlurmJobsPendingOnUnavailableNodes|SlurmJobsPendingLong"
+FIRING = 'ALERTS{alertstate="firing"}'
 # (class, GPUs, user, account): users of the blueprint's teams that run such jobs.
 HEALTHY_JOBS = (("inference", 8, "frank", "inference"), ("interactive", 8, "dave", "vision"))
 
@@ -83,7 +85,7 @@ def healthy_jobs(
         cancel_workload_jobs(host("controller"))
 
 
-def test_a_healthy_lab_under_its_workload_fires_no_journey_alert(
+def test_a_healthy_lab_under_its_workload_fires_no_alert(
     healthy_jobs: dict[int, PlannedJob], default_lab: Blueprint
 ) -> None:
     prometheus = f"http://127.0.0.1:{default_lab.ports.prometheus}"
@@ -96,13 +98,20 @@ def test_a_healthy_lab_under_its_workload_fires_no_journey_alert(
         f"the {gpus} GPUs of jobs {ids} labelled with their job",
     )
     started = window_start(default_lab, look_back_s=0)
-    firing = f'ALERTS{{alertname=~"{JOURNEY_ALERTS}", alertstate="firing"}}'
+    standing = [_without_state(a.labels) for a in promql.query(prometheus, "ALERTS")]  # pending or firing
+    assert all(a["alertname"] == "SlurmNodeWarning" for a in standing), standing
     while time.time() < started + FALSE_ALARM_S:
-        alerts = promql.query(prometheus, firing)
-        assert not alerts, f"false alarm(s) on a healthy lab: {[a.labels for a in alerts]}"
+        alerts = [
+            a.labels for a in promql.query(prometheus, FIRING) if _without_state(a.labels) not in standing
+        ]
+        assert not alerts, f"false alarm(s) on a healthy lab: {alerts}"
         time.sleep(SCRAPE_S)  # the observation's cadence: one rule evaluation each
     faults = fault_record.within(default_lab.name, started, time.time(), settle_s=2 * SCRAPE_S)
     assert not faults, f"the window was not healthy: {faults}"
     print(
-        f"no journey alert in {FALSE_ALARM_S} s on {gpus} GPUs of {len(healthy_jobs)} jobs"
+        f"no alert in {FALSE_ALARM_S} s on {gpus} GPUs of {len(healthy_jobs)} jobs ({len(standing)} standing)"
     )  # BENCHMARKS.md
+
+
+def _without_state(labels: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in labels.items() if k != "alertstate"}

@@ -1836,8 +1836,78 @@ def _remap_failed() -> Test:
     }
 
 
+def _two_jobs_notes(labels: Labels, jobs: int) -> Labels:
+    return {
+        "summary": f"GPU {labels['gpu']} of {labels['Hostname']} is mapped to {jobs} Slurm jobs at once",
+        "description": (
+            f"The job-mapping file of GPU {labels['gpu']} ({labels['UUID']}) on {labels['Hostname']} names "
+            f"{jobs} jobs, where Slurm gives a GPU to one: one id is stale, and its job is shown on a GPU it "
+            f"left. `squeue -w {labels['Hostname']}` names the one that runs."
+        ),
+        "runbook_url": "docs/alerts.md",
+    }
+
+
+TWO_JOBS_FOR_SLOTS = 60 // SCRAPE_S  # GPUMappedToTwoJobs' for: 1m
+
+
+def _stale_mapping() -> Test:
+    """A stale id in one GPU's mapping file, then a job on that GPU, as Prometheus stored the GPU's
+    labelled GPU_UTIL copies: GPUMappedToTwoJobs expected where two copies were live at an evaluation
+    and at the TWO_JOBS_FOR_SLOTS before it, checked around its firing and its end."""
+    raw = _capture("dcgm-gpu-util.json", DRILL_CAPTURE)
+    meta = _capture("window.json", DRILL_CAPTURE)
+    window, scraped = _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
+    by_gpu: dict[tuple[str, str], Cut] = {}
+    for labels, slots in _cut_scraped(window, raw, lambda _: True, scraped):
+        by_gpu.setdefault((labels["Hostname"], labels["gpu"]), []).append((labels, slots))
+
+    def live_copies(gpu_cut: Cut, slot: int) -> int:
+        return sum(
+            1 for _, slots in gpu_cut if slot >= 0 and _live(slots, slot, "a GPU's job copy") is not None
+        )
+
+    doubled = [g for g, c in by_gpu.items() if any(live_copies(c, slot) > 1 for slot in range(window.count))]
+    if len(doubled) != 1:
+        raise SystemExit(
+            f"{DRILL_CAPTURE}: {len(doubled)} GPUs held two job ids at once; the capture holds one"
+        )
+    gpu = doubled[0]
+    cut = by_gpu[gpu]
+
+    def copies(slot: int) -> int:
+        return live_copies(cut, slot)
+
+    def firing(slot: int) -> bool:
+        return all(copies(slot - k) > 1 for k in range(TWO_JOBS_FOR_SLOTS + 1))
+
+    on = [slot for slot in range(window.count) if firing(slot)]
+    if not on:
+        raise SystemExit(f"{DRILL_CAPTURE}: GPU {gpu} never held two job ids for a minute")
+    checked = {on[0] - 1, on[0], on[-1], on[-1] + 1, window.count - 1}
+    gpu_labels = {k: cut[0][0][k] for k in ("Hostname", "gpu", "UUID")}
+    alerts = [
+        _alert(
+            slot,
+            "GPUMappedToTwoJobs",
+            *(
+                [({**gpu_labels, "severity": "warning"}, _two_jobs_notes(gpu_labels, copies(slot)))]
+                if firing(slot)
+                else []
+            ),
+        )
+        for slot in sorted(s for s in checked if 0 <= s < window.count)
+    ]
+    return {
+        "name": "a stale id in a GPU's mapping file, then a job on that GPU (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": _inputs(cut),
+        "alert_rule_test": alerts,
+    }
+
+
 def drills_slurm() -> dict[str, Any]:
-    return _test_file(["slurm.yml", "dcgm.yml"], [_dbd_outage(), _remap_failed()])
+    return _test_file(["slurm.yml", "dcgm.yml"], [_dbd_outage(), _remap_failed(), _stale_mapping()])
 
 
 FILES = {

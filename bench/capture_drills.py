@@ -28,6 +28,7 @@ from lab.paths import PROJECT_ROOT
 
 SELECTORS = {  # what the drills' expected alerts read, and the alerts themselves
     "slurm-scheduler-dbd-queue-size": "slurm_scheduler_dbd_queue_size",
+    "slurm-scheduler-threads": "slurm_scheduler_threads",
     "dcgm-xid-errors": "DCGM_FI_DEV_XID_ERRORS",
     "dcgm-row-remap-failure": "DCGM_FI_DEV_ROW_REMAP_FAILURE",
     "dcgm-gpu-util": 'DCGM_FI_DEV_GPU_UTIL{hpc_job!=""}',

@@ -26,15 +26,28 @@ from lab.blueprint.slurm_blueprint import load
 from lab.drill.checks import unix
 from lab.paths import PROJECT_ROOT
 
-SELECTORS = {  # what the drills' expected alerts read, and the alerts themselves
+# What the alerts read, and the alerts themselves. A GPU fault family keeps only the series of GPUs
+# that had the fault (a non-zero value in the window): the other 30-odd GPUs' zeros say nothing.
+SELECTORS = {
     "slurm-scheduler-dbd-queue-size": "slurm_scheduler_dbd_queue_size",
-    "slurm-scheduler-threads": "slurm_scheduler_threads",
+    "scrape-duration-seconds": 'scrape_duration_seconds{job="slurm"}',
     "dcgm-xid-errors": "DCGM_FI_DEV_XID_ERRORS",
     "dcgm-row-remap-failure": "DCGM_FI_DEV_ROW_REMAP_FAILURE",
     "dcgm-gpu-util": 'DCGM_FI_DEV_GPU_UTIL{hpc_job!=""}',
     "up": "up",
     "alerts": "ALERTS",
 }
+GPU_FAULTS = ("dcgm-xid-errors", "dcgm-row-remap-failure")
+
+
+def keep_faulted_gpus(path: Path) -> None:
+    """Rewrite a family's file with the series of the GPUs that had a non-zero value only."""
+    series = json.loads(path.read_text(encoding="utf-8"))
+    faulted = {
+        (s["metric"]["Hostname"], s["metric"]["gpu"]) for s in series if any(float(v) for _, v in s["values"])
+    }
+    kept = [s for s in series if (s["metric"]["Hostname"], s["metric"]["gpu"]) in faulted]
+    path.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
 
 
 def main() -> int:
@@ -49,6 +62,8 @@ def main() -> int:
     blueprint = load(PROJECT_ROOT / "blueprints" / "default.yaml")
     end = time.time()
     store_series(f"http://127.0.0.1:{blueprint.ports.prometheus}", SELECTORS, args.start, end, args.out)
+    for name in GPU_FAULTS:
+        keep_faulted_gpus(args.out / f"{name}.json")
     received = contract.alerts_dir(args.lab) / contract.ALERTS_FILE
     lines = [
         line

@@ -1911,20 +1911,24 @@ CONTROLLER_FOR_SLOTS = 60 // SCRAPE_S  # SlurmControllerNotAnswering's for: 1m
 
 def _controller_notes(instance: str) -> Labels:
     return {
-        "summary": f"slurmctld does not answer its exporter ({instance}) for a minute",
+        "summary": f"slurmctld does not answer: its exporter ({instance}) times out for a minute",
         "description": (
-            f"The Slurm exporter at {instance} answers, but sdiag has failed at every scrape for a minute: "
-            "slurmctld is down or not answering. No job starts and no Slurm command works; running jobs "
-            "go on. `scontrol ping` and slurmctld's log say which."
+            f"Every scrape of the Slurm exporter at {instance} has timed out for a minute, as it does while "
+            "slurmctld does not answer its commands: slurmctld is down or overloaded. No job starts and no "
+            "Slurm command works; running jobs go on. `scontrol ping` and slurmctld's log say which."
         ),
         "runbook_url": "docs/alerts.md",
     }
 
 
+SCRAPE_TIMED_OUT_S = 9  # slurm.yml: 90 % of the role's scrape_timeout
+
+
 def _controller_down() -> Test:
-    """slurmctld stopped while its exporter answers, as Prometheus stored the exporter's `up` and its
-    sdiag gauge: SlurmControllerNotAnswering expected where `up` is 1 and the gauge is gone at an
-    evaluation and at the CONTROLLER_FOR_SLOTS before it, checked around every onset and end."""
+    """slurmctld stopped, as Prometheus stored its exporter's `up` and scrape duration:
+    SlurmControllerNotAnswering expected where the scrape failed after SCRAPE_TIMED_OUT_S at an
+    evaluation and at the CONTROLLER_FOR_SLOTS before it, checked around every onset and end; TargetDown
+    never, for that target."""
     meta = _capture("window.json", DRILL_CAPTURE)
     window, scraped = _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
 
@@ -1932,49 +1936,51 @@ def _controller_down() -> Test:
         return labels.get("job") == "slurm"
 
     up = _cut_scraped(window, _capture("up.json", DRILL_CAPTURE), slurm, scraped)
-    threads = _cut_scraped(window, _capture("slurm-scheduler-threads.json", DRILL_CAPTURE), slurm, scraped)
+    took = _cut_scraped(window, _capture("scrape-duration-seconds.json", DRILL_CAPTURE), slurm, scraped)
     ((up_labels, up_slots),) = up
-    ((_, thread_slots),) = threads
+    ((_, took_slots),) = took
 
-    def silent(slot: int) -> bool:
+    def timed_out(slot: int) -> bool:
         return (
             slot >= 0
-            and _live(up_slots, slot, "the exporter's up") == 1
-            and _live(thread_slots, slot, "slurm_scheduler_threads") is None
+            and _live(up_slots, slot, "the exporter's up") == 0
+            and (_live(took_slots, slot, "its scrape duration") or 0) >= SCRAPE_TIMED_OUT_S
         )
 
     def firing(slot: int) -> bool:
-        return all(silent(slot - k) for k in range(CONTROLLER_FOR_SLOTS + 1))
+        return all(timed_out(slot - k) for k in range(CONTROLLER_FOR_SLOTS + 1))
 
     checked = {window.count - 1}
     for slot in range(window.count):
-        if silent(slot) and not silent(slot - 1):
+        if timed_out(slot) and not timed_out(slot - 1):
             checked |= {slot + CONTROLLER_FOR_SLOTS - 1, slot + CONTROLLER_FOR_SLOTS}
-        if silent(slot) and not silent(slot + 1):
+        if timed_out(slot) and not timed_out(slot + 1):
             checked |= {slot, slot + 1}
     if not any(firing(slot) for slot in checked):
-        raise SystemExit(f"{DRILL_CAPTURE}: slurmctld never stayed silent for a minute")
+        raise SystemExit(f"{DRILL_CAPTURE}: the Slurm exporter's scrape never timed out for a minute")
     instance = up_labels["instance"]
     alert_labels = {"instance": instance, "job": "slurm", "severity": "critical"}
+    at = sorted(s for s in checked if 0 <= s < window.count)
     alerts = [
         _alert(
             slot,
             "SlurmControllerNotAnswering",
             *([(alert_labels, _controller_notes(instance))] if firing(slot) else []),
         )
-        for slot in sorted(s for s in checked if 0 <= s < window.count)
+        for slot in at
     ]
+    alerts += [_alert(slot, "TargetDown") for slot in at if firing(slot)]
     return {
-        "name": "slurmctld stopped for two minutes while its exporter answered (captured)",
+        "name": "slurmctld stopped: its exporter's scrapes time out (captured)",
         "interval": f"{SCRAPE_S}s",
-        "input_series": _inputs(up) + _inputs(threads),
+        "input_series": _inputs(up) + _inputs(took),
         "alert_rule_test": alerts,
     }
 
 
 def drills_slurm() -> dict[str, Any]:
     tests = [_dbd_outage(), _controller_down(), _remap_failed(), _stale_mapping()]
-    return _test_file(["slurm.yml", "dcgm.yml"], tests)
+    return _test_file(["slurm.yml", "dcgm.yml", "targets.yml"], tests)
 
 
 FILES = {

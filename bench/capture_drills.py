@@ -31,6 +31,7 @@ from lab.paths import PROJECT_ROOT
 SELECTORS = {
     "slurm-scheduler-dbd-queue-size": "slurm_scheduler_dbd_queue_size",
     "scrape-duration-seconds": 'scrape_duration_seconds{job="slurm"}',
+    "prometheus-notifications-errors-total": "prometheus_notifications_errors_total",
     "dcgm-xid-errors": "DCGM_FI_DEV_XID_ERRORS",
     "dcgm-row-remap-failure": "DCGM_FI_DEV_ROW_REMAP_FAILURE",
     "dcgm-gpu-util": 'DCGM_FI_DEV_GPU_UTIL{hpc_job!=""}',

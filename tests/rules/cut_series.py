@@ -1978,8 +1978,62 @@ def _controller_down() -> Test:
     }
 
 
+NOTIFY_WINDOW_S = 300  # PrometheusNotificationsFailing: increase(...[5m])
+
+
+def _notify_notes(labels: Labels) -> Labels:
+    return {
+        "summary": f"Prometheus failed to send alerts to {labels['alertmanager']} in the last 5 minutes",
+        "description": (
+            f"Sends of alerts from Prometheus ({labels['instance']}) to {labels['alertmanager']} failed in "
+            "the last 5 minutes: alerts firing then may not have reached the site. `lab status` says "
+            "whether Alertmanager runs; `lab alerts` shows what fired."
+        ),
+        "runbook_url": "docs/alerts.md",
+    }
+
+
+def _notifications_failing() -> Test:
+    """Alertmanager stopped, as Prometheus stored its own count of failed sends:
+    PrometheusNotificationsFailing expected at an evaluation whose 5-minute window (Prometheus 2.53:
+    closed at both ends) holds two samples of the counter that differ (what makes increase() above 0
+    for a counter without a reset), checked around its start and end."""
+    raw = _capture("prometheus-notifications-errors-total.json", DRILL_CAPTURE)
+    meta = _capture("window.json", DRILL_CAPTURE)
+    window, _ = _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
+    (series,) = raw
+    samples = [(window.slot(float(t)), float(v)) for t, v in series["values"]]
+    span = NOTIFY_WINDOW_S // SCRAPE_S
+
+    def firing(slot: int) -> bool:
+        inside = [v for at, v in samples if slot - span <= at <= slot]
+        return len(inside) >= 2 and max(inside) > min(inside)
+
+    on = [slot for slot in range(window.count) if firing(slot)]
+    if not on:
+        raise SystemExit(f"{DRILL_CAPTURE}: Prometheus counted no failed send of alerts")
+    checked = {on[0] - 1, on[0], on[-1], on[-1] + 1, window.count - 1}
+    labels = series["metric"]
+    alert_labels = {k: labels[k] for k in ("alertmanager", "instance", "job")} | {"severity": "critical"}
+    alerts = [
+        _alert(
+            slot,
+            "PrometheusNotificationsFailing",
+            *([(alert_labels, _notify_notes(labels))] if firing(slot) else []),
+        )
+        for slot in sorted(s for s in checked if 0 <= s < window.count)
+    ]
+    cut = Window.cut(window, raw, lambda _: True)
+    return {
+        "name": "Alertmanager stopped while alerts fired: Prometheus' failed sends (captured)",
+        "interval": f"{SCRAPE_S}s",
+        "input_series": cut,
+        "alert_rule_test": alerts,
+    }
+
+
 def drills_slurm() -> dict[str, Any]:
-    tests = [_dbd_outage(), _controller_down(), _remap_failed(), _stale_mapping()]
+    tests = [_dbd_outage(), _controller_down(), _notifications_failing(), _remap_failed(), _stale_mapping()]
     return _test_file(["slurm.yml", "dcgm.yml", "targets.yml"], tests)
 
 

@@ -1724,9 +1724,56 @@ def targets() -> dict[str, Any]:
     return _test_file(["targets.yml"], tests)
 
 
-# The drills' faults (lab drill): what their alerts read, captured during a run (bench/capture_drills.py).
+# The drills' faults (lab drill) and the faults made by hand: what their alerts read, captured during a
+# run (bench/capture_drills.py). Each test checks the evaluations around every episode of its alert.
 DRILL_CAPTURE = ROOT / "captures" / "drills-alerts-slurm-24.11.5"
 DBD_FOR_SLOTS = 120 // SCRAPE_S  # SlurmDBDNotTakingRecords' for: 2m
+TWO_JOBS_FOR_SLOTS = 60 // SCRAPE_S  # GPUMappedToTwoJobs' for: 1m
+CONTROLLER_FOR_SLOTS = 60 // SCRAPE_S  # SlurmControllerNotAnswering's for: 1m
+SCRAPE_TIMED_OUT_S = 9  # slurm.yml: 90 % of the role's scrape_timeout
+NOTIFY_WINDOW_S = 300  # PrometheusNotificationsFailing: increase(...[5m])
+Active = Callable[[int], bool]
+
+
+def _drill_window() -> tuple[Window, dict[str, set[int]]]:
+    meta = _capture("window.json", DRILL_CAPTURE)
+    return _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
+
+
+def _held(active: Active, for_slots: int) -> Active:
+    """The alert of a rule whose condition is ``active``: firing once it held at ``for_slots`` + 1
+    evaluations in a row."""
+    return lambda slot: all(active(slot - k) for k in range(for_slots + 1))
+
+
+def _episode_slots(active: Active, for_slots: int, count: int, what: str) -> list[int]:
+    """The evaluations around every episode of ``active``: the last before its alert fires and the
+    first that fires, its last active evaluation and the next, and the window's end."""
+    checked = {count - 1}
+    for slot in range(count):
+        if active(slot) and not active(slot - 1):
+            checked |= {slot + for_slots - 1, slot + for_slots}
+        if active(slot) and not active(slot + 1):
+            checked |= {slot, slot + 1}
+    slots = sorted(s for s in checked if 0 <= s < count)
+    if not any(_held(active, for_slots)(slot) for slot in slots):
+        raise SystemExit(f"{DRILL_CAPTURE}: {what} never held long enough to fire")
+    return slots
+
+
+def _alert_test(
+    name: str,
+    inputs: list[dict[str, str]],
+    alertname: str,
+    slots: list[int],
+    firing: Callable[[int], list[tuple[Labels, Labels]]],
+) -> Test:
+    return {
+        "name": name,
+        "interval": f"{SCRAPE_S}s",
+        "input_series": inputs,
+        "alert_rule_test": [_alert(slot, alertname, *firing(slot)) for slot in slots],
+    }
 
 
 def _dbd_notes(labels: Labels, value: float) -> Labels:
@@ -1743,170 +1790,24 @@ def _dbd_notes(labels: Labels, value: float) -> Labels:
 
 
 def _dbd_outage() -> Test:
-    """The dbd-outage drill's DBD agent queue as Prometheus stored it; SlurmDBDNotTakingRecords expected
-    where the queue is above 0 at an evaluation and at the DBD_FOR_SLOTS before it, checked just before
-    and at its firing, at the last queued scrape and just after it, and at the window's end."""
+    """The dbd-outage drill's DBD agent queue: SlurmDBDNotTakingRecords while it held records for 2m."""
+    window, scraped = _drill_window()
     raw = _capture("slurm-scheduler-dbd-queue-size.json", DRILL_CAPTURE)
-    window_meta = _capture("window.json", DRILL_CAPTURE)
-    window, scraped = _scraped_window(DRILL_CAPTURE, float(window_meta["start"]), float(window_meta["end"]))
     cut = _cut_scraped(window, raw, lambda _: True, scraped)
     ((labels, slots),) = cut
 
     def queued(slot: int) -> float:
-        value = _live(slots, slot, "the DBD agent queue") if slot >= 0 else None
-        return value or 0.0
+        return (_live(slots, slot, "the DBD agent queue") or 0.0) if slot >= 0 else 0.0
 
-    def firing(slot: int) -> bool:
-        return all(queued(slot - k) > 0 for k in range(DBD_FOR_SLOTS + 1))
-
-    checked = {window.count - 1}
-    for slot in range(window.count):
-        if queued(slot) > 0 and not queued(slot - 1) > 0:
-            checked |= {slot + DBD_FOR_SLOTS - 1, slot + DBD_FOR_SLOTS}
-        if queued(slot) > 0 and not queued(slot + 1) > 0:
-            checked |= {slot, slot + 1}
-    if not any(firing(slot) for slot in checked):
-        raise SystemExit(f"{DRILL_CAPTURE}: the DBD agent queue never held records for 2 minutes")
-    alert_labels = {"instance": labels["instance"], "job": labels["job"], "severity": "warning"}
-    alerts = [
-        _alert(
-            slot,
-            "SlurmDBDNotTakingRecords",
-            *([(alert_labels, _dbd_notes(labels, queued(slot)))] if firing(slot) else []),
-        )
-        for slot in sorted(s for s in checked if s < window.count)
-    ]
-    return {
-        "name": "the dbd-outage drill: slurmdbd and MariaDB stopped until the alert came (captured)",
-        "interval": f"{SCRAPE_S}s",
-        "input_series": _inputs(cut),
-        "alert_rule_test": alerts,
-    }
-
-
-def _remap_notes(labels: Labels) -> Labels:
-    return {
-        "summary": f"GPU {labels['gpu']} of {labels['Hostname']} could not remap a failing memory row",
-        "description": (
-            f"GPU {labels['gpu']} ({labels['UUID']}) of node {labels['Hostname']} reports a row-remapping "
-            "failure (XID 64): a memory row with an uncorrectable error stays in use after a reset. Keep the "
-            "node drained and replace the GPU."
-        ),
-        "runbook_url": "docs/alerts.md",
-    }
-
-
-def _remap_failed() -> Test:
-    """`lab fault remap --failed` on one GPU, its reset and its replacement (a new shim), as Prometheus
-    stored them: GPURowRemapFailed expected at every evaluation whose latest sample of the GPU's
-    failure flag is 1, checked before, at and after the first such slot and around the last."""
-    raw = _capture("dcgm-row-remap-failure.json", DRILL_CAPTURE)
-    meta = _capture("window.json", DRILL_CAPTURE)
-    window, scraped = _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
-    failed = {
-        (s["metric"]["Hostname"], s["metric"]["gpu"]) for s in raw if any(v != "0" for _, v in s["values"])
-    }
-    if len(failed) != 1:
-        raise SystemExit(f"{DRILL_CAPTURE}: {len(failed)} GPUs with a remap failure; the capture holds one")
-    (gpu,) = failed
-    cut = _cut_scraped(window, raw, lambda labels: (labels["Hostname"], labels["gpu"]) == gpu, scraped)
-
-    def firing(slot: int) -> list[Labels]:
-        return [
-            {k: labels[k] for k in ("Hostname", "gpu", "UUID")}
-            for labels, slots in cut
-            if slot >= 0 and (_live(slots, slot, "the remap failure flag") or 0) > 0
-        ]
-
-    on = [slot for slot in range(window.count) if firing(slot)]
-    checked = {on[0] - 1, on[0], on[0] + 1, on[-1], on[-1] + 1, window.count - 1}
-    alerts = [
-        _alert(
-            slot,
-            "GPURowRemapFailed",
-            *(({**found, "severity": "critical"}, _remap_notes(found)) for found in firing(slot)[:1]),
-        )
-        for slot in sorted(s for s in checked if 0 <= s < window.count)
-    ]
-    return {
-        "name": "lab fault remap --failed on one GPU, then its reset and replacement (captured)",
-        "interval": f"{SCRAPE_S}s",
-        "input_series": _inputs(cut),
-        "alert_rule_test": alerts,
-    }
-
-
-def _two_jobs_notes(labels: Labels, jobs: int) -> Labels:
-    return {
-        "summary": f"GPU {labels['gpu']} of {labels['Hostname']} is mapped to {jobs} Slurm jobs at once",
-        "description": (
-            f"The job-mapping file of GPU {labels['gpu']} ({labels['UUID']}) on {labels['Hostname']} names "
-            f"{jobs} jobs, where Slurm gives a GPU to one: one id is stale, and its job is shown on a GPU it "
-            f"left. `squeue -w {labels['Hostname']}` names the one that runs."
-        ),
-        "runbook_url": "docs/alerts.md",
-    }
-
-
-TWO_JOBS_FOR_SLOTS = 60 // SCRAPE_S  # GPUMappedToTwoJobs' for: 1m
-
-
-def _stale_mapping() -> Test:
-    """A stale id in one GPU's mapping file, then a job on that GPU, as Prometheus stored the GPU's
-    labelled GPU_UTIL copies: GPUMappedToTwoJobs expected where two copies were live at an evaluation
-    and at the TWO_JOBS_FOR_SLOTS before it, checked around its firing and its end."""
-    raw = _capture("dcgm-gpu-util.json", DRILL_CAPTURE)
-    meta = _capture("window.json", DRILL_CAPTURE)
-    window, scraped = _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
-    by_gpu: dict[tuple[str, str], Cut] = {}
-    for labels, slots in _cut_scraped(window, raw, lambda _: True, scraped):
-        by_gpu.setdefault((labels["Hostname"], labels["gpu"]), []).append((labels, slots))
-
-    def live_copies(gpu_cut: Cut, slot: int) -> int:
-        return sum(
-            1 for _, slots in gpu_cut if slot >= 0 and _live(slots, slot, "a GPU's job copy") is not None
-        )
-
-    doubled = [g for g, c in by_gpu.items() if any(live_copies(c, slot) > 1 for slot in range(window.count))]
-    if len(doubled) != 1:
-        raise SystemExit(
-            f"{DRILL_CAPTURE}: {len(doubled)} GPUs held two job ids at once; the capture holds one"
-        )
-    gpu = doubled[0]
-    cut = by_gpu[gpu]
-
-    def copies(slot: int) -> int:
-        return live_copies(cut, slot)
-
-    def firing(slot: int) -> bool:
-        return all(copies(slot - k) > 1 for k in range(TWO_JOBS_FOR_SLOTS + 1))
-
-    on = [slot for slot in range(window.count) if firing(slot)]
-    if not on:
-        raise SystemExit(f"{DRILL_CAPTURE}: GPU {gpu} never held two job ids for a minute")
-    checked = {on[0] - 1, on[0], on[-1], on[-1] + 1, window.count - 1}
-    gpu_labels = {k: cut[0][0][k] for k in ("Hostname", "gpu", "UUID")}
-    alerts = [
-        _alert(
-            slot,
-            "GPUMappedToTwoJobs",
-            *(
-                [({**gpu_labels, "severity": "warning"}, _two_jobs_notes(gpu_labels, copies(slot)))]
-                if firing(slot)
-                else []
-            ),
-        )
-        for slot in sorted(s for s in checked if 0 <= s < window.count)
-    ]
-    return {
-        "name": "a stale id in a GPU's mapping file, then a job on that GPU (captured)",
-        "interval": f"{SCRAPE_S}s",
-        "input_series": _inputs(cut),
-        "alert_rule_test": alerts,
-    }
-
-
-CONTROLLER_FOR_SLOTS = 60 // SCRAPE_S  # SlurmControllerNotAnswering's for: 1m
+    firing = _held(lambda slot: queued(slot) > 0, DBD_FOR_SLOTS)
+    alert = {"instance": labels["instance"], "job": labels["job"], "severity": "warning"}
+    return _alert_test(
+        "the dbd-outage drill: slurmdbd and MariaDB stopped until the alert came (captured)",
+        _inputs(cut),
+        "SlurmDBDNotTakingRecords",
+        _episode_slots(lambda slot: queued(slot) > 0, DBD_FOR_SLOTS, window.count, "the DBD agent queue"),
+        lambda slot: [(alert, _dbd_notes(labels, queued(slot)))] if firing(slot) else [],
+    )
 
 
 def _controller_notes(instance: str) -> Labels:
@@ -1921,16 +1822,11 @@ def _controller_notes(instance: str) -> Labels:
     }
 
 
-SCRAPE_TIMED_OUT_S = 9  # slurm.yml: 90 % of the role's scrape_timeout
-
-
 def _controller_down() -> Test:
     """slurmctld stopped, as Prometheus stored its exporter's `up` and scrape duration:
-    SlurmControllerNotAnswering expected where the scrape failed after SCRAPE_TIMED_OUT_S at an
-    evaluation and at the CONTROLLER_FOR_SLOTS before it, checked around every onset and end; TargetDown
-    never, for that target."""
-    meta = _capture("window.json", DRILL_CAPTURE)
-    window, scraped = _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
+    SlurmControllerNotAnswering while the scrape failed after SCRAPE_TIMED_OUT_S for 1m, and TargetDown
+    never for that target."""
+    window, scraped = _drill_window()
 
     def slurm(labels: Labels) -> bool:
         return labels.get("job") == "slurm"
@@ -1947,38 +1843,19 @@ def _controller_down() -> Test:
             and (_live(took_slots, slot, "its scrape duration") or 0) >= SCRAPE_TIMED_OUT_S
         )
 
-    def firing(slot: int) -> bool:
-        return all(timed_out(slot - k) for k in range(CONTROLLER_FOR_SLOTS + 1))
-
-    checked = {window.count - 1}
-    for slot in range(window.count):
-        if timed_out(slot) and not timed_out(slot - 1):
-            checked |= {slot + CONTROLLER_FOR_SLOTS - 1, slot + CONTROLLER_FOR_SLOTS}
-        if timed_out(slot) and not timed_out(slot + 1):
-            checked |= {slot, slot + 1}
-    if not any(firing(slot) for slot in checked):
-        raise SystemExit(f"{DRILL_CAPTURE}: the Slurm exporter's scrape never timed out for a minute")
+    firing = _held(timed_out, CONTROLLER_FOR_SLOTS)
     instance = up_labels["instance"]
-    alert_labels = {"instance": instance, "job": "slurm", "severity": "critical"}
-    at = sorted(s for s in checked if 0 <= s < window.count)
-    alerts = [
-        _alert(
-            slot,
-            "SlurmControllerNotAnswering",
-            *([(alert_labels, _controller_notes(instance))] if firing(slot) else []),
-        )
-        for slot in at
-    ]
-    alerts += [_alert(slot, "TargetDown") for slot in at if firing(slot)]
-    return {
-        "name": "slurmctld stopped: its exporter's scrapes time out (captured)",
-        "interval": f"{SCRAPE_S}s",
-        "input_series": _inputs(up) + _inputs(took),
-        "alert_rule_test": alerts,
-    }
-
-
-NOTIFY_WINDOW_S = 300  # PrometheusNotificationsFailing: increase(...[5m])
+    alert = {"instance": instance, "job": "slurm", "severity": "critical"}
+    slots = _episode_slots(timed_out, CONTROLLER_FOR_SLOTS, window.count, "the exporter's timed-out scrape")
+    test = _alert_test(
+        "slurmctld stopped: its exporter's scrapes time out (captured)",
+        _inputs(up) + _inputs(took),
+        "SlurmControllerNotAnswering",
+        slots,
+        lambda slot: [(alert, _controller_notes(instance))] if firing(slot) else [],
+    )
+    test["alert_rule_test"] += [_alert(slot, "TargetDown") for slot in slots if firing(slot)]
+    return test
 
 
 def _notify_notes(labels: Labels) -> Labels:
@@ -1995,41 +1872,124 @@ def _notify_notes(labels: Labels) -> Labels:
 
 def _notifications_failing() -> Test:
     """Alertmanager stopped, as Prometheus stored its own count of failed sends:
-    PrometheusNotificationsFailing expected at an evaluation whose 5-minute window (Prometheus 2.53:
-    closed at both ends) holds two samples of the counter that differ (what makes increase() above 0
-    for a counter without a reset), checked around its start and end."""
+    PrometheusNotificationsFailing at an evaluation whose 5-minute window (Prometheus 2.53: closed at
+    both ends) holds two samples of the counter that differ (what makes increase() above 0 for a
+    counter without a reset)."""
+    window, _ = _drill_window()
     raw = _capture("prometheus-notifications-errors-total.json", DRILL_CAPTURE)
-    meta = _capture("window.json", DRILL_CAPTURE)
-    window, _ = _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
-    (series,) = raw
+    ((series),) = raw
     samples = [(window.slot(float(t)), float(v)) for t, v in series["values"]]
     span = NOTIFY_WINDOW_S // SCRAPE_S
 
-    def firing(slot: int) -> bool:
+    def increased(slot: int) -> bool:
         inside = [v for at, v in samples if slot - span <= at <= slot]
         return len(inside) >= 2 and max(inside) > min(inside)
 
-    on = [slot for slot in range(window.count) if firing(slot)]
-    if not on:
-        raise SystemExit(f"{DRILL_CAPTURE}: Prometheus counted no failed send of alerts")
-    checked = {on[0] - 1, on[0], on[-1], on[-1] + 1, window.count - 1}
     labels = series["metric"]
-    alert_labels = {k: labels[k] for k in ("alertmanager", "instance", "job")} | {"severity": "critical"}
-    alerts = [
-        _alert(
-            slot,
-            "PrometheusNotificationsFailing",
-            *([(alert_labels, _notify_notes(labels))] if firing(slot) else []),
-        )
-        for slot in sorted(s for s in checked if 0 <= s < window.count)
-    ]
-    cut = Window.cut(window, raw, lambda _: True)
+    alert = {k: labels[k] for k in ("alertmanager", "instance", "job")} | {"severity": "critical"}
+    return _alert_test(
+        "Alertmanager stopped while alerts fired: Prometheus' failed sends (captured)",
+        window.cut(raw, lambda _: True),
+        "PrometheusNotificationsFailing",
+        _episode_slots(increased, 0, window.count, "a failed send"),
+        lambda slot: [(alert, _notify_notes(labels))] if increased(slot) else [],
+    )
+
+
+def _remap_notes(labels: Labels) -> Labels:
     return {
-        "name": "Alertmanager stopped while alerts fired: Prometheus' failed sends (captured)",
-        "interval": f"{SCRAPE_S}s",
-        "input_series": cut,
-        "alert_rule_test": alerts,
+        "summary": f"GPU {labels['gpu']} of {labels['Hostname']} could not remap a failing memory row",
+        "description": (
+            f"GPU {labels['gpu']} ({labels['UUID']}) of node {labels['Hostname']} reports a row-remapping "
+            "failure (XID 64): a memory row with an uncorrectable error stays in use after a reset. Keep the "
+            "node drained and replace the GPU."
+        ),
+        "runbook_url": "docs/alerts.md",
     }
+
+
+def _faulted_gpu(cut: Cut, faulted: Callable[[Cut, int], bool], count: int, what: str) -> Cut:
+    """The one GPU of ``cut`` (series grouped by Hostname and gpu) for which ``faulted`` holds at some
+    evaluation: the capture holds one such fault."""
+    by_gpu: dict[tuple[str, str], Cut] = {}
+    for labels, slots in cut:
+        by_gpu.setdefault((labels["Hostname"], labels["gpu"]), []).append((labels, slots))
+    found = [gpu for gpu, series in by_gpu.items() if any(faulted(series, slot) for slot in range(count))]
+    if len(found) != 1:
+        raise SystemExit(f"{DRILL_CAPTURE}: {len(found)} GPUs with {what}; the capture holds one")
+    return by_gpu[found[0]]
+
+
+def _remap_failed() -> Test:
+    """`lab fault remap --failed` on one GPU, its reset and its replacement (a new shim):
+    GPURowRemapFailed while the GPU's latest failure flag is 1."""
+    window, scraped = _drill_window()
+    raw = _capture("dcgm-row-remap-failure.json", DRILL_CAPTURE)
+
+    def flagged(series: Cut, slot: int) -> bool:
+        return any(
+            slot >= 0 and (_live(slots, slot, "the remap failure flag") or 0) > 0 for _, slots in series
+        )
+
+    cut = _faulted_gpu(
+        _cut_scraped(window, raw, lambda _: True, scraped), flagged, window.count, "a remap failure"
+    )
+    gpu = {k: cut[0][0][k] for k in ("Hostname", "gpu", "UUID")}
+    return _alert_test(
+        "lab fault remap --failed on one GPU, then its reset and replacement (captured)",
+        _inputs(cut),
+        "GPURowRemapFailed",
+        _episode_slots(lambda slot: flagged(cut, slot), 0, window.count, "the remap failure flag"),
+        lambda slot: [({**gpu, "severity": "critical"}, _remap_notes(gpu))] if flagged(cut, slot) else [],
+    )
+
+
+def _two_jobs_notes(labels: Labels, jobs: int) -> Labels:
+    return {
+        "summary": f"GPU {labels['gpu']} of {labels['Hostname']} is mapped to {jobs} Slurm jobs at once",
+        "description": (
+            f"The job-mapping file of GPU {labels['gpu']} ({labels['UUID']}) on {labels['Hostname']} names "
+            f"{jobs} jobs, where Slurm gives a GPU to one: one id is stale, and its job is shown on a GPU it "
+            f"left. `squeue -w {labels['Hostname']}` names the one that runs."
+        ),
+        "runbook_url": "docs/alerts.md",
+    }
+
+
+def _stale_mapping() -> Test:
+    """A stale id in one GPU's mapping file, then a job on that GPU, as Prometheus stored the GPU's
+    labelled GPU_UTIL copies: GPUMappedToTwoJobs while two copies were live for 1m."""
+    window, scraped = _drill_window()
+    raw = _capture("dcgm-gpu-util.json", DRILL_CAPTURE)
+
+    def copies(series: Cut, slot: int) -> int:
+        return sum(
+            1 for _, slots in series if slot >= 0 and _live(slots, slot, "a GPU's job copy") is not None
+        )
+
+    cut = _faulted_gpu(
+        _cut_scraped(window, raw, lambda _: True, scraped),
+        lambda series, slot: copies(series, slot) > 1,
+        window.count,
+        "two job ids at once",
+    )
+
+    def doubled(slot: int) -> bool:
+        return copies(cut, slot) > 1
+
+    firing = _held(doubled, TWO_JOBS_FOR_SLOTS)
+    gpu = {k: cut[0][0][k] for k in ("Hostname", "gpu", "UUID")}
+    return _alert_test(
+        "a stale id in a GPU's mapping file, then a job on that GPU (captured)",
+        _inputs(cut),
+        "GPUMappedToTwoJobs",
+        _episode_slots(doubled, TWO_JOBS_FOR_SLOTS, window.count, "two job ids on one GPU"),
+        lambda slot: (
+            [({**gpu, "severity": "warning"}, _two_jobs_notes(gpu, copies(cut, slot)))]
+            if firing(slot)
+            else []
+        ),
+    )
 
 
 def drills_slurm() -> dict[str, Any]:

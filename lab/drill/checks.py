@@ -8,8 +8,8 @@
 * **The alerts, as the receiver got them**: each alert the fault must cause was delivered firing in
   one episode (one ``startsAt``: the site is told once, not again and again as it flaps), with the
   labels that name the broken part, and delivered resolved after the restore; and no other alert began
-  during the drill, neither delivered nor firing in Prometheus (alerts already firing before the drill
-  are the lab's standing ones and are left out).
+  during the drill, neither delivered nor firing in Prometheus (alerts already pending or firing before
+  the drill are the lab's standing ones and are left out).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Check:
 @dataclass(frozen=True)
 class Expected:
     """An alert the drill's fault must cause: its name, the labels that name the broken part, and the
-    Unix times the fault went in and (once known) was restored."""
+    Unix time the fault went in."""
 
     alert: str
     labels: dict[str, str]

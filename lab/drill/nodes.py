@@ -181,7 +181,7 @@ DRILLS = [
     ),
     Drill(
         "xid-storm",
-        "XIDs 79 and 48 on three GPUs of two nodes at once, then cleared",
+        "XIDs 79 and 48 on three GPUs of two nodes at once, cleared once each is delivered",
         xid_storm,
         2,
         "GPUXIDError for each of the three GPUs, naming node, GPU and XID (the drains end within the"

@@ -211,8 +211,7 @@ DRILLS = [
         "slurmctld killed (SIGKILL) mid-workload, then started",
         controller_restart,
         1.5,
-        "none: slurmctld is back within seconds, and the exporter's scrape fails for less than TargetDown's"
-        " minute",
+        "none: slurmctld is back within a second, far under SlurmControllerNotAnswering's minute",
     ),
     Drill(
         "dbd-outage",

@@ -74,7 +74,7 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
     began = time.monotonic()
     try:
         _preflight(probe)
-        standing = _firing(probe, "ALERTS")  # pending or firing before the drill
+        standing = _alert_labels(probe, "ALERTS")  # pending or firing before the drill
     except _ERRORS as problem:
         return Outcome(drill, [], None, time.monotonic() - began, f"before the drill: {problem}")
     error = ""
@@ -102,7 +102,7 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
     )
 
 
-def _firing(probe: Probe, expression: str) -> list[dict[str, str]]:
+def _alert_labels(probe: Probe, expression: str) -> list[dict[str, str]]:
     """The label sets of the alerts ``expression`` finds in Prometheus, without ``alertstate``."""
     series = probe.query(expression)
     return [{k: v for k, v in s.labels.items() if k not in ("alertstate", "__name__")} for s in series]
@@ -120,7 +120,7 @@ def _alerts(probe: Probe, record: Record, began_wall: float, standing: list[dict
                 resolved = partial(probe.delivered, want.alert, want.labels, "resolved", record.restored_at)
                 probe.until(resolved, RESOLVED_WITHIN_S, f"{want.alert} resolved")
     window = max(1, round(time.time() - began_wall))
-    in_window = _firing(probe, f"max_over_time({FIRING}[{window}s])")
+    in_window = _alert_labels(probe, f"max_over_time({FIRING}[{window}s])")
     got = probe.received(began_wall)
     checks, record.alert_times = expected_alert_checks(record.expected, record.restored_at, got)
     checks.append(nothing_else_check(record.expected, got, began_wall, in_window, standing))

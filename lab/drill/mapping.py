@@ -162,6 +162,7 @@ DRILLS = [
         "a node's mapping directory with garbage, a symlink, a directory, read-only, full",
         mapping_dir_faults,
         2,
-        "none: every job still completes and is mapped; the prolog's log line says what it skipped",
+        "none: every job still completes on a node in service; the prolog logs what it skipped (a job"
+        " whose GPU file it could not write runs unmapped, which no rule can see)",
     )
 ]

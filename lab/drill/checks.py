@@ -122,8 +122,12 @@ def unix(stamp: str) -> float:
     return datetime.fromisoformat(stamp).timestamp()
 
 
+def _carries(labels: Mapping[str, str], wanted: Mapping[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in wanted.items())
+
+
 def matches(labels: Mapping[str, str], alert: str, wanted: Mapping[str, str]) -> bool:
-    return labels.get("alertname") == alert and all(labels.get(k) == v for k, v in wanted.items())
+    return labels.get("alertname") == alert and _carries(labels, wanted)
 
 
 def _name(alert: str, labels: Mapping[str, str]) -> str:
@@ -208,7 +212,7 @@ def nothing_else_check(
 
     def explained(labels: Mapping[str, str]) -> bool:
         return any(matches(labels, w.alert, w.labels) for w in wanted) or any(
-            all(labels.get(k) == v for k, v in old.items()) for old in before
+            _carries(labels, old) for old in before
         )
 
     others = {

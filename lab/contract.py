@@ -15,6 +15,10 @@ from typing import Any
 from lab import paths, versions
 
 # Inside the containers (published ports bind 127.0.0.1 on the host; the host side is the blueprint's).
+# slurmctld's default SlurmctldPort (slurm.conf(5)); from 25.11 it also answers plain HTTP there: its own
+# metrics on these endpoints (src/slurmctld/http.c; signals/slurm-native.md).
+SLURMCTLD_PORT = 6817
+SLURMCTLD_METRICS_ENDPOINTS = ("jobs", "nodes", "partitions", "scheduler", "jobs-users-accts")
 SLURMDBD_PORT = 6819  # slurmdbd's default DbdPort (slurmdbd.conf man page); the controller waits for it
 SLURMRESTD_PORT = 6820  # slurmrestd's listen port in the restd container
 PROMETHEUS_PORT = 9090  # Prometheus' default --web.listen-address
@@ -157,12 +161,19 @@ def network_name(lab: str) -> str:
     return f"lab-{lab}"
 
 
-def image_tag(name: str) -> str:
-    return f"{REPOSITORY}/{name}:{versions.LAB_VERSION}"
+# The images a Slurm release of its own builds: every one that installs Slurm packages, and the base
+# they stand on (made from the release's Debian suite).
+SLURM_RELEASE_IMAGES = ("base", "slurm-common", "controller", "dbd", "restd", "node", "pyslurm-build")
 
 
-def role_image(role: str) -> str:
-    return image_tag(role)
+def image_tag(name: str, slurm_series: str = versions.DEFAULT_SLURM_SERIES) -> str:
+    """``name``'s tag; a Slurm image of a release other than the default carries its series."""
+    variant = slurm_series != versions.DEFAULT_SLURM_SERIES and name in SLURM_RELEASE_IMAGES
+    return f"{REPOSITORY}/{name}:{versions.LAB_VERSION}" + (f"-slurm-{slurm_series}" if variant else "")
+
+
+def role_image(role: str, slurm_series: str = versions.DEFAULT_SLURM_SERIES) -> str:
+    return image_tag(role, slurm_series)
 
 
 def kai_scheduler_port(pool_index: int) -> int:

@@ -1,12 +1,50 @@
 """The one place that pins what the lab runs. Images are tagged with the lab version."""
 
+from dataclasses import dataclass
+
 from lab import __version__
 
 LAB_VERSION = __version__
-DEBIAN_SUITE = "trixie"
+DEBIAN_SUITE = "trixie"  # every image but the Slurm ones of another release below
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
-# Debian 13 trixie's Slurm; every Slurm package in every image is installed at exactly this version.
-SLURM_DEB_VERSION = "24.11.5-4+deb13u1"
+
+
+@dataclass(frozen=True)
+class SlurmRelease:
+    """A Slurm release series the lab runs: the Debian suite its images are made from and the package
+    version every Slurm package in them is installed at, exactly."""
+
+    series: str  # what a blueprint names: `slurm: {version: "26.05"}`
+    debian_suite: str
+    deb_version: str
+    # debootstrap's script for the suite, where the host's debootstrap may predate it (bookworm's has no
+    # `forky`; Debian's own debootstrap runs every testing suite with the `sid` script).
+    debootstrap_script: str = ""
+    # The suite's Release file on the mirror is past its Valid-Until (testing's is re-signed weekly; a
+    # mirror that stopped syncing serves it expired), so apt in its images must not refuse it.
+    release_may_be_expired: bool = False
+    # slurmctld serves its own metrics (metrics/openmetrics, from 25.11; signals/slurm-native.md).
+    native_metrics: bool = False
+    # PySlurm builds per Slurm major.minor; without a release for this one, the workload submits through
+    # slurmrestd (docs/workload.md).
+    pyslurm: bool = False
+
+
+SLURM_RELEASES = {
+    # Debian 13 trixie's Slurm, the default.
+    "24.11": SlurmRelease("24.11", "trixie", "24.11.5-4+deb13u1", pyslurm=True),
+    # Debian forky's (and sid's) Slurm: `apt-cache policy slurmctld` in a forky root, 2026-12-07.
+    "26.05": SlurmRelease(
+        "26.05",
+        "forky",
+        "26.05.5-1",
+        debootstrap_script="sid",
+        release_may_be_expired=True,
+        native_metrics=True,
+    ),
+}
+DEFAULT_SLURM_SERIES = "24.11"
+SLURM_DEB_VERSION = SLURM_RELEASES[DEFAULT_SLURM_SERIES].deb_version  # PySlurm's wheel is built against it
 PROMETHEUS_DEB_VERSION = "2.53.3+ds1-2"
 # Debian trixie's Alertmanager (`apt-cache policy prometheus-alertmanager` in the Prometheus image).
 ALERTMANAGER_DEB_VERSION = "0.28.1+ds-1"

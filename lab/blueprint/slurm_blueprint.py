@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lab import contract
+from lab import contract, versions
 from lab.blueprint import hostlist, strict
 from lab.blueprint.egress_spec import SlurmEgress
 from lab.blueprint.strict import Strict
@@ -165,10 +165,35 @@ class Ports(Strict):
     central_alerts: Port = contract.VMALERT_PORT  # the centre's vmalert, its rules' state (egress on)
 
 
+SlurmSeries = Literal[tuple(versions.SLURM_RELEASES)]  # type: ignore[valid-type]
+
+
 class Slurm(Strict):
     cluster_name: SlurmName
+    # The Slurm release the lab runs (lab/versions.py pins each one's Debian suite and packages).
+    version: SlurmSeries = versions.DEFAULT_SLURM_SERIES
     max_job_count: int = Field(default=10000, ge=100, le=1_000_000)
     min_job_age_s: int = Field(default=300, ge=2, le=86400)
+    # slurmctld's own metrics endpoints (MetricsType=metrics/openmetrics), scraped beside the exporter;
+    # unset: on wherever the release serves them (25.11 and later).
+    native_metrics: bool | None = None
+
+    @model_validator(mode="after")
+    def _native_metrics_need_a_release_with_them(self) -> Slurm:
+        if self.native_metrics and not self.release.native_metrics:
+            raise ValueError(
+                f"native_metrics: Slurm {self.version} has no metrics/openmetrics plugin (it came in 25.11); "
+                'set version: "26.05" or drop native_metrics'
+            )
+        return self
+
+    @property
+    def release(self) -> versions.SlurmRelease:
+        return versions.SLURM_RELEASES[self.version]
+
+    @property
+    def serves_native_metrics(self) -> bool:
+        return self.release.native_metrics if self.native_metrics is None else self.native_metrics
 
 
 class Blueprint(Strict):

@@ -8,7 +8,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 
-from lab import contract
+from lab import contract, versions
 from lab.blueprint.runai_blueprint import RunaiBlueprint
 from lab.blueprint.slurm_blueprint import Blueprint
 from lab.paths import lab_state_dir
@@ -34,6 +34,7 @@ class ContainerSpec:
     # lab-daemon: the role's image, its daemons started by /usr/local/sbin/lab-daemon (the default).
     # systemd: the machine-like host image, systemd as PID 1 and sshd (`lab up --hosts systemd`).
     boot: str = "lab-daemon"
+    slurm_series: str = versions.DEFAULT_SLURM_SERIES  # whose Slurm images a Slurm role runs
 
     @property
     def name(self) -> str:
@@ -49,7 +50,7 @@ class ContainerSpec:
 
     @property
     def image(self) -> str:
-        return contract.role_image(self.image_role)
+        return contract.role_image(self.image_role, self.slurm_series)
 
     def digest(self, image_id: str) -> str:
         payload = json.dumps({**asdict(self), "image_id": image_id}, sort_keys=True, default=str)
@@ -156,7 +157,8 @@ def slurm_containers(blueprint: Blueprint) -> list[ContainerSpec]:
         ports = blueprint.ports
         log_hosts = ["controller", *hosts]
         specs += fence_specs(lab, ports.central_metrics, ports.central_logs, ports.central_alerts, log_hosts)
-    return specs + compute
+    series = blueprint.slurm.version
+    return [replace(spec, slurm_series=series) for spec in specs + compute]
 
 
 # What a machine-like host needs beside its own mounts: systemd mounts its cgroup tree (the host's,

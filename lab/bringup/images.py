@@ -21,6 +21,7 @@ from docker.errors import APIError, ImageNotFound
 
 from lab import contract, versions
 from lab.bringup.engine import PrerequisiteError, ensure_debootstrap
+from lab.contract import image_tag
 from lab.paths import CONTAINERS_DIR, PROJECT_ROOT
 from lab.progress import Progress
 
@@ -34,6 +35,7 @@ IMAGE_MODULES = ("paths.py", "versions.py", "contract.py", "exposition.py")
 # Kubernetes path (lab.kube, not lab.kube_host: that is the host's) with the Run:ai view and the shim.
 IMAGE_PACKAGES = {"node": ("dcgm",), "runai": ("dcgm", "kube", "runai", "runai/api", "blueprint")}
 EXECUTABLES = ("policy-rc.d", "lab-daemon", "lab-gpu-app", ".sh")  # context files that keep the execute bit
+DEBOOTSTRAP_SCRIPTS = Path("/usr/share/debootstrap/scripts")
 SYSTEM_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 _PEM = re.compile(rb"-----BEGIN CERTIFICATE-----\r?\n.+?\r?\n-----END CERTIFICATE-----", re.DOTALL)
 
@@ -50,14 +52,6 @@ class BuildOptions:
     rebuild: bool = False  # ignore the input hashes and the engine's layer cache
 
 
-def image_tag(name: str) -> str:
-    return f"{REPOSITORY}/{name}:{versions.LAB_VERSION}"
-
-
-def role_image(role: str) -> str:
-    return image_tag(role)
-
-
 # Images built at once where they do not build on one another: most of a build is apt fetching and
 # unpacking, so two or three beside each other keep both cores busy (BENCHMARKS.md, "bring-up").
 PARALLEL_BUILDS = 3
@@ -68,28 +62,28 @@ def build_all(
     options: BuildOptions,
     progress: Progress,
     roles: Collection[str] = (*SLURM_ROLES, "prometheus", "fence", "runai"),
+    slurm: versions.SlurmRelease = versions.SLURM_RELEASES[versions.DEFAULT_SLURM_SERIES],
 ) -> None:
     """Make sure the images of ``roles`` (and the images they are built on) exist and are current;
     build what is missing or stale, each level of the image tree at once. A Slurm lab needs no Run:ai
-    image, a Run:ai lab no Slurm one."""
+    image, a Run:ai lab no Slurm one. The Slurm images are ``slurm``'s, made from its Debian suite."""
     certificates = _certificates(options.ca_bundle)
     root = _root_image(client, options, progress)
 
-    def build(name: str, args: dict[str, str], files: dict[str, dict[str, bytes]] | None = None) -> str:
-        return _build(client, name, args, progress, extra_files=files, rebuild=options.rebuild)
+    def build(
+        name: str,
+        args: dict[str, str],
+        files: dict[str, dict[str, bytes]] | None = None,
+        series: str = versions.DEFAULT_SLURM_SERIES,
+    ) -> str:
+        return _build(client, name, args, progress, files, options.rebuild, series)
 
     base = build("base", {"ROOT_IMAGE": root}, {"host-ca": certificates})
     slurm_roles = [role for role in SLURM_ROLES if role in roles]
     with ThreadPoolExecutor(PARALLEL_BUILDS, thread_name_prefix="image") as pool:
         second: list[Future[str]] = []
         if slurm_roles:
-            common_args = {
-                "BASE": base,
-                "SLURM_VERSION": versions.SLURM_DEB_VERSION,
-                "SLURM_CONFIG_MOUNT": contract.SLURM_CONFIG_MOUNT,
-                "SLURM_CONFIG_FILES": " ".join(contract.SLURM_CONFIG_FILES),
-            }
-            common = pool.submit(build, "slurm-common", common_args)
+            common = pool.submit(_slurm_common, client, options, progress, slurm, base, certificates)
         if "prometheus" in roles:
             prometheus_args = {
                 "BASE": base,
@@ -103,13 +97,42 @@ def build_all(
             lab_package = {"lab-package": package_files(IMAGE_PACKAGES["runai"], IMAGE_MODULES)}
             second.append(pool.submit(build, "runai", {"BASE": base}, lab_package))
         if slurm_roles:
-            role_args = {"BASE": common.result(), "SLURM_VERSION": versions.SLURM_DEB_VERSION}
+            role_args = {"BASE": common.result(), "SLURM_VERSION": slurm.deb_version}
             shim = {"dcgm-shim": package_files(IMAGE_PACKAGES["node"], IMAGE_MODULES)}
             second += [
-                pool.submit(build, role, role_args, shim if role == "node" else None) for role in slurm_roles
+                pool.submit(build, role, role_args, shim if role == "node" else None, slurm.series)
+                for role in slurm_roles
             ]
         for future in second:
             future.result()  # the first failure is raised; the pool waits for the builds under way
+
+
+def _slurm_common(
+    client: docker.DockerClient,
+    options: BuildOptions,
+    progress: Progress,
+    slurm: versions.SlurmRelease,
+    base: str,
+    certificates: dict[str, bytes],
+) -> str:
+    """slurm-common at ``slurm``'s package version, on a base of its own suite where that is not the
+    default one."""
+    if slurm.debian_suite != versions.DEBIAN_SUITE:
+        root = _root_image(client, options, progress, slurm.debian_suite, slurm.debootstrap_script)
+        expired = {"APT_ACCEPT_EXPIRED_RELEASE": str(slurm.release_may_be_expired).lower()}
+        base_args = {"ROOT_IMAGE": root, **expired}
+        base = _build(
+            client, "base", base_args, progress, {"host-ca": certificates}, options.rebuild, slurm.series
+        )
+    common_args = {
+        "BASE": base,
+        "SLURM_VERSION": slurm.deb_version,
+        "SLURM_CONFIG_MOUNT": contract.SLURM_CONFIG_MOUNT,
+        "SLURM_CONFIG_FILES": " ".join(contract.SLURM_CONFIG_FILES),
+    }
+    return _build(
+        client, "slurm-common", common_args, progress, rebuild=options.rebuild, slurm_series=slurm.series
+    )
 
 
 def build_pyslurm_builder(client: docker.DockerClient, progress: Progress) -> str:
@@ -132,25 +155,34 @@ def build_host(client: docker.DockerClient, options: BuildOptions, progress: Pro
     return _build(client, "host", {"ROOT_IMAGE": root}, progress, {"host-ca": certificates}, options.rebuild)
 
 
-def _root_image(client: docker.DockerClient, options: BuildOptions, progress: Progress) -> str:
-    if options.base_image is not None:
+def _root_image(
+    client: docker.DockerClient,
+    options: BuildOptions,
+    progress: Progress,
+    suite: str = versions.DEBIAN_SUITE,
+    script: str = "",
+) -> str:
+    if options.base_image is not None and suite == versions.DEBIAN_SUITE:
         return _pull_if_missing(client, options.base_image, progress)
-    tag = image_tag(f"debootstrap-{versions.DEBIAN_SUITE}")
-    inputs = _digest([f"minbase {versions.DEBIAN_SUITE} {options.mirror}".encode()])
+    tag = image_tag(f"debootstrap-{suite}")
+    inputs = _digest([f"minbase {suite} {options.mirror}".encode()])
     if not options.rebuild and _current(client, tag, inputs):
         progress.say(f"{tag}: cached")
         return tag
     ensure_debootstrap(progress)
     with tempfile.TemporaryDirectory(prefix="aifactory-lab-rootfs-") as workdir:
         rootfs = Path(workdir) / "rootfs"
-        with progress.step(f"debootstrap {versions.DEBIAN_SUITE} (minbase) from {options.mirror}"):
-            argv = ["debootstrap", "--variant=minbase", versions.DEBIAN_SUITE, str(rootfs)]
-            result = subprocess.run([*argv, options.mirror], capture_output=True, text=True, check=False)
+        with progress.step(f"debootstrap {suite} (minbase) from {options.mirror}"):
+            argv = ["debootstrap", "--variant=minbase", suite, str(rootfs), options.mirror]
+            if script and not (DEBOOTSTRAP_SCRIPTS / suite).exists():
+                argv.append(str(DEBOOTSTRAP_SCRIPTS / script))
+            result = subprocess.run(argv, capture_output=True, text=True, check=False)
             if result.returncode != 0:
+                hint = ", or use --base-image debian:trixie" if suite == versions.DEBIAN_SUITE else ""
                 raise ImageBuildError(
                     f"debootstrap failed (exit {result.returncode}); its last lines:\n"
                     f"{result.stdout[-1500:]}{result.stderr[-1500:]}\n"
-                    "Fix: check that the mirror answers, or use --base-image debian:trixie."
+                    f"Fix: check that the mirror answers{hint}."
                 )
         with progress.step(f"importing the root file system as {tag}"):
             _import_rootfs(client, rootfs, tag, inputs)
@@ -197,8 +229,9 @@ def _build(
     progress: Progress,
     extra_files: dict[str, dict[str, bytes]] | None = None,
     rebuild: bool = False,
+    slurm_series: str = versions.DEFAULT_SLURM_SERIES,
 ) -> str:
-    tag = image_tag(name)
+    tag = image_tag(name, slurm_series)
     context = CONTAINERS_DIR / name
     files = _context_files(context)
     for directory, members in (extra_files or {}).items():

@@ -12,6 +12,7 @@ from typing import Any
 
 import docker
 
+from lab import versions
 from lab.bringup import containers, daemons, engine, images, keys, lock, provision, ssh
 from lab.bringup.container_specs import ContainerSpec
 from lab.bringup.provision import ProvisionError, inputs_digest, private_dir, run_playbook, write_hosts
@@ -33,6 +34,7 @@ class Rendered:
     # Extra vars made beside the images and containers (a binary's build): called once they are up,
     # before provisioning; what it raises fails the bring-up like a failed play.
     late_vars: Callable[[], dict[str, Any]] | None = None
+    slurm: versions.SlurmRelease = versions.SLURM_RELEASES[versions.DEFAULT_SLURM_SERIES]
 
 
 def bring_up(
@@ -44,7 +46,8 @@ def bring_up(
     engine.check_disk(state_root())
     state = lab_state_dir(rendered.name)
     if rendered.ssh is None:
-        images.build_all(client, build, progress, {spec.image_role for spec in rendered.specs})
+        roles = {spec.image_role for spec in rendered.specs}
+        images.build_all(client, build, progress, roles, rendered.slurm)
     else:
         images.build_host(client, build, progress)
     for directory in rendered.state_dirs:

@@ -157,11 +157,42 @@ def scrape_jobs(blueprint: Blueprint, slurm_exporter: bool) -> list[dict[str, An
             "name": "dcgm",
             "why": "One target per GPU node, like dcgm-exporter; rack targets keep the instance <node>:9400.",
             "targets": [
-                {"address": t["address"], "instance": t["instance"]} for t in dcgm_targets(blueprint)
+                {"address": t["address"], "labels": {"instance": t["instance"]}}
+                for t in dcgm_targets(blueprint)
             ],
         }
     )
+    if blueprint.slurm.serves_native_metrics:
+        jobs.append(native_metrics_job())
     return jobs
+
+
+def native_metrics_job() -> dict[str, Any]:
+    """Slurm's own metrics (25.11 and later): one target per endpoint slurmctld serves, told apart by
+    ``endpoint`` (their `up` and `scrape_*` series would collide otherwise), and every family renamed
+    ``slurm_<stem>`` → ``slurmctld_<stem>``. 26 of Slurm's names are also the exporter's, with other
+    labels; the exporter's rules and dashboards query them without a job matcher, so one more series
+    under such a name would change every answer (a `sum` would double). Renaming every family, not only
+    the shared ones, keeps one rule that also holds for names either side adds later
+    (signals/slurm-native.md)."""
+    address = f"controller:{contract.SLURMCTLD_PORT}"
+    return {
+        "name": "slurmctld",
+        "why": "slurmctld's own metrics on SlurmctldPort (MetricsType=metrics/openmetrics; "
+        "signals/slurm-native.md), renamed slurm_* → slurmctld_* so they never mix with the exporter's.",
+        "targets": [
+            {"address": address, "labels": {"__metrics_path__": f"/metrics/{endpoint}", "endpoint": endpoint}}
+            for endpoint in contract.SLURMCTLD_METRICS_ENDPOINTS
+        ],
+        "metric_relabel_configs": [
+            {
+                "source_labels": ["__name__"],
+                "regex": "slurm_(.+)",
+                "target_label": "__name__",
+                "replacement": "slurmctld_${1}",
+            }
+        ],
+    }
 
 
 def inventory(
@@ -178,6 +209,8 @@ def inventory(
 
     common: dict[str, Any] = {
         "slurm_cluster": cluster_vars(blueprint),
+        "slurm_package_version": blueprint.slurm.release.deb_version,
+        "slurm_native_metrics": blueprint.slurm.serves_native_metrics,
         **HOST_VARS[hosts],
         "prometheus_cluster_label": blueprint.slurm.cluster_name,
         "prometheus_scrape_jobs": scrape_jobs(blueprint, slurm_exporter),

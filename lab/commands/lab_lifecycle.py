@@ -58,10 +58,11 @@ def up(
     submit_via: Annotated[
         str,
         typer.Option(
-            help="How the live workload reaches Slurm: pyslurm (the default; its tag is built once, a few "
-            "minutes, and installed in the controller) or slurmrestd (no build)."
+            help="How the live workload reaches Slurm: pyslurm (its tag is built once, a few minutes, and "
+            "installed in the controller), slurmrestd (no build), or auto (the default): pyslurm where it "
+            "has a release for the blueprint's Slurm (24.11), slurmrestd otherwise (26.05)."
         ),
-    ] = "pyslurm",
+    ] = "auto",
     pyslurm_source: Annotated[
         Path | None,
         typer.Option(
@@ -139,10 +140,13 @@ def up(
     progress = Progress(quiet=quiet)
     if isinstance(loaded, kinds.SlurmLoaded):
         _refuse_flags(ctx, RUNAI_FLAGS, blueprint, "Run:ai", "Slurm")
-        from lab.workload.submitters import WAYS
+        from lab.workload.pyslurm_wheel import PyslurmError
+        from lab.workload.submitters import resolve
 
-        if submit_via not in WAYS:
-            fail(ValueError(f"--submit-via {submit_via!r}: use one of {', '.join(WAYS)}"))
+        try:
+            submit_via = resolve(submit_via, loaded.model.slurm.release)
+        except (ValueError, PyslurmError) as error:
+            fail(error)
         slurm_options = kinds.SlurmUpOptions(
             build=build,
             keep_on_failure=keep_on_failure,

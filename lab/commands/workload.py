@@ -29,7 +29,7 @@ from lab.workload.pyslurm_wheel import PyslurmError
 from lab.workload.runner import RunOptions, Submitter, run
 from lab.workload.stats import describe
 from lab.workload.submit import NodeShape, SubmitError
-from lab.workload.submitters import DEFAULT, WAYS, connect
+from lab.workload.submitters import DEFAULT, connect, resolve
 from lab.workload.summary import duration
 
 app = typer.Typer(
@@ -56,8 +56,9 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 SubmitViaOption = Annotated[
     str,
     typer.Option(
-        help="pyslurm (the default: pyslurm's tag built once and run in the controller as each user) or "
-        "slurmrestd (Slurm's REST API with each user's JWT), for a site without pyslurm."
+        help="pyslurm (pyslurm's tag built once and run in the controller as each user), slurmrestd "
+        "(Slurm's REST API with each user's JWT), or auto (the default): pyslurm where it has a release "
+        "for the lab's Slurm (24.11), slurmrestd otherwise (26.05)."
     ),
 ]
 PyslurmSourceOption = Annotated[
@@ -140,9 +141,11 @@ def run_command(
     Each job runs as its planned user, logs lines with its job id, and ends as planned: completed,
     failed (with a traceback), cancelled (through Slurm's cancel) or timeout (its time limit).
     """
-    if submit_via not in WAYS:
-        fail(ValueError(f"--submit-via {submit_via!r}: use one of {', '.join(WAYS)}"))
     model = _model(blueprint, time_scale)
+    try:
+        submit_via = resolve(submit_via, model.blueprint.slurm.release)
+    except (ValueError, PyslurmError) as error:
+        fail(error)
     spec = model.spec
     chosen_seed = spec.seed if seed is None else seed
     lab = model.blueprint.name

@@ -99,7 +99,7 @@ def scrape_jobs(model: RunaiBlueprint) -> list[dict[str, Any]]:
             "targets": [
                 {
                     "address": f"runai:{contract.runai_dcgm_port(index)}",
-                    "instance": f"{node}:{contract.DCGM_EXPORTER_PORT}",
+                    "labels": {"instance": f"{node}:{contract.DCGM_EXPORTER_PORT}"},
                 }
                 for index, node in enumerate(node_names(model))
             ],

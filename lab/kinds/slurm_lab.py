@@ -257,6 +257,7 @@ def render(
         state_dirs=(contract.slurm_config_dir(model.name), contract.alerts_dir(model.name)),
         ssh=ssh_keys,
         late_vars=late_vars,
+        slurm=model.slurm.release,
     )
 
 
@@ -276,6 +277,12 @@ def host_kind(model: Blueprint, wanted: str) -> str:
         raise ProvisionError(
             f"blueprint '{model.name}' has racks (many slurmd per host): a systemd host runs one slurmd "
             "(Debian's slurmd.service).\nFix: use --hosts container for rack blueprints."
+        )
+    if wanted == "systemd" and model.slurm.version != versions.DEFAULT_SLURM_SERIES:
+        raise ProvisionError(
+            f"blueprint '{model.name}' runs Slurm {model.slurm.version}: machine-like hosts are Debian "
+            f"{versions.DEBIAN_SUITE} hosts with its Slurm {versions.DEFAULT_SLURM_SERIES}.\n"
+            "Fix: use --hosts container for another Slurm release."
         )
     return wanted
 

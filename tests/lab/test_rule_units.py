@@ -13,7 +13,7 @@ import docker
 import pytest
 from docker.errors import ImageNotFound
 
-from lab.bringup.images import role_image
+from lab.contract import role_image
 from lab.paths import PROJECT_ROOT
 from lab.slurm_exporter import upstream_rules
 from lab.slurm_exporter.binary import DEFAULT_ARCHIVE

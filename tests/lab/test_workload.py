@@ -30,7 +30,7 @@ from lab.progress import Progress
 from lab.workload.plan import Plan, PlannedJob, lab_limit_minutes, plan
 from lab.workload.runner import RunOptions, run
 from lab.workload.submit import NodeShape
-from lab.workload.submitters import WAYS, connect
+from lab.workload.submitters import connect
 from lab.workload.summary import RunSummary
 from tests.unit.workload.workload_testing import synthetic_trace
 
@@ -197,7 +197,7 @@ def test_the_job_classes_file_named_the_running_jobs(ran: Ran) -> None:
         assert classes.items() <= by_id.items()
 
 
-@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize("way", ["pyslurm", "slurmrestd"])
 def test_bad_input_names_the_job_and_field_and_the_run_goes_on(
     way: str, default_lab: Blueprint, engine: docker.DockerClient
 ) -> None:

@@ -1,6 +1,7 @@
 """Pure planning: containers per blueprint, DCGM scrape targets, Run:ai lab jobs, XID fault files."""
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +128,29 @@ def test_slurm_scrape_job_only_when_the_exporter_exists(default_data: dict[str, 
     assert [j["name"] for j in render.scrape_jobs(model, slurm_exporter=False)] == ["dcgm"]
 
 
+def test_slurm_26_05_scrapes_every_slurmctld_endpoint_renamed_beside_the_exporter(
+    default_data: dict[str, Any],
+) -> None:
+    model = blueprint.parse({**default_data, "slurm": {**default_data["slurm"], "version": "26.05"}})
+    jobs = {job["name"]: job for job in render.scrape_jobs(model, slurm_exporter=True)}
+    assert list(jobs) == ["slurm", "dcgm", "slurmctld"]
+    native = jobs["slurmctld"]
+    assert {t["address"] for t in native["targets"]} == {"controller:6817"}
+    assert [t["labels"] for t in native["targets"]] == [
+        {"__metrics_path__": f"/metrics/{name}", "endpoint": name}
+        for name in ("jobs", "nodes", "partitions", "scheduler", "jobs-users-accts")
+    ]
+    (rename,) = native["metric_relabel_configs"]
+    assert re.sub(
+        f"^(?:{rename['regex']})$", rename["replacement"].replace("${1}", r"\1"), "slurm_nodes_alloc"
+    ) == ("slurmctld_nodes_alloc")
+    switched_off = {**default_data["slurm"], "version": "26.05", "native_metrics": False}
+    names = [
+        j["name"] for j in render.scrape_jobs(blueprint.parse({**default_data, "slurm": switched_off}), True)
+    ]
+    assert names == ["slurm", "dcgm"]
+
+
 def test_runai_lab_scrapes_the_driver_ksm_every_kai_component_the_training_operator_and_every_node() -> None:
     model = load_runai(BLUEPRINTS_DIR / "runai.yaml")
     jobs = {job["name"]: job for job in runai_lab.scrape_jobs(model)}
@@ -136,7 +160,7 @@ def test_runai_lab_scrapes_the_driver_ksm_every_kai_component_the_training_opera
     assert jobs["training-operator"]["targets"] == [{"address": "runai:8288"}]
     assert jobs["kai-inference"]["targets"] == [{"address": "runai:8181"}]  # the second pool's scheduler
     nodes = runai_lab.node_names(model)
-    assert [t["instance"] for t in jobs["dcgm"]["targets"]] == [f"{n}:9400" for n in nodes]
+    assert [t["labels"]["instance"] for t in jobs["dcgm"]["targets"]] == [f"{n}:9400" for n in nodes]
     assert jobs["dcgm"]["targets"][0]["address"] == f"runai:{contract.RUNAI_DCGM_FIRST_PORT}"
 
 

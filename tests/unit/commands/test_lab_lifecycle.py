@@ -105,5 +105,5 @@ def test_defaults_of_the_other_kind_are_not_flags_given(ups: list[Any]) -> None:
 
 def test_an_unknown_submit_way_is_refused_before_anything_is_built(ups: list[Any]) -> None:
     code, output = invoke("--submit-via", "ssh")
-    assert code == 1 and "--submit-via 'ssh': use one of pyslurm, slurmrestd" in output
+    assert code == 1 and "--submit-via 'ssh': use one of auto, pyslurm, slurmrestd" in output
     assert ups == []

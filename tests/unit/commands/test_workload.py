@@ -78,7 +78,7 @@ def test_help_names_both_commands() -> None:
 def test_an_unknown_way_into_slurm_is_refused_before_anything_runs() -> None:
     result = runner.invoke(app, ["run", "--submit-via", "sbatch"])
     assert result.exit_code == 1
-    assert "--submit-via 'sbatch': use one of pyslurm, slurmrestd" in result.output
+    assert "--submit-via 'sbatch': use one of auto, pyslurm, slurmrestd" in result.output
 
 
 def test_run_help_teaches_both_ways() -> None:

@@ -167,6 +167,12 @@ def scrape_jobs(blueprint: Blueprint, slurm_exporter: bool) -> list[dict[str, An
     return jobs
 
 
+# The user slurmctld lets read its metrics (MetricsAuthUsers) and where Prometheus keeps its JWT (made by
+# lab.bringup.keys.ensure_metrics_token, installed 0400 by the prometheus role).
+METRICS_USER = "prometheus"
+PROMETHEUS_METRICS_TOKEN = "/etc/prometheus/slurmctld-metrics.jwt"
+
+
 def native_metrics_job() -> dict[str, Any]:
     """Slurm's own metrics (25.11 and later): one target per endpoint slurmctld serves, told apart by
     ``endpoint`` (their `up` and `scrape_*` series would collide otherwise), and every family renamed
@@ -178,6 +184,8 @@ def native_metrics_job() -> dict[str, Any]:
     address = f"controller:{contract.SLURMCTLD_PORT}"
     return {
         "name": "slurmctld",
+        # MetricsAuthUsers=prometheus: the endpoints answer 401 without this user's JWT.
+        "credentials_file": PROMETHEUS_METRICS_TOKEN,
         "why": "slurmctld's own metrics on SlurmctldPort (MetricsType=metrics/openmetrics; "
         "signals/slurm-native.md), renamed slurm_* → slurmctld_* so they never mix with the exporter's.",
         "targets": [
@@ -211,6 +219,7 @@ def inventory(
         "slurm_cluster": cluster_vars(blueprint),
         "slurm_package_version": blueprint.slurm.release.deb_version,
         "slurm_native_metrics": blueprint.slurm.serves_native_metrics,
+        "slurm_metrics_user": METRICS_USER if blueprint.slurm.serves_native_metrics else "",
         **HOST_VARS[hosts],
         "prometheus_cluster_label": blueprint.slurm.cluster_name,
         "prometheus_scrape_jobs": scrape_jobs(blueprint, slurm_exporter),

@@ -25,7 +25,7 @@ from lab.blueprint.slurm_blueprint import Blueprint
 from lab.bringup import container_specs, containers, engine, images, keys, lifecycle, lock, ssh
 from lab.bringup.keys import LabKeys
 from lab.bringup.provision import ProvisionError, slurm_inventory
-from lab.bringup.render import Hosts, host_address
+from lab.bringup.render import METRICS_USER, Hosts, host_address
 from lab.central import builds, fence_install
 from lab.egress import fence as fence_hosts
 from lab.egress import key as egress_key
@@ -105,6 +105,8 @@ class SlurmKind:
         with lock.held(state, "up"), ThreadPoolExecutor(1, thread_name_prefix="exporter") as pool:
             hosts = host_kind(model, options.hosts)
             lab_keys = keys.ensure(state / "keys")
+            if model.slurm.serves_native_metrics:
+                keys.ensure_metrics_token(state / "keys", lab_keys.jwt_key, METRICS_USER)
             _check_pyslurm(options)
             binary: Callable[[], Path] | None = None
             if options.exporter:  # built beside the images and containers; provisioning waits for it
@@ -227,6 +229,8 @@ def render(
         "dcgm_health_check_interval": HEALTH_CHECK_INTERVAL_S,
         "dcgm_job_mapping_gpu_uuids": contract.GPU_UUIDS_FILE,
     }
+    if model.slurm.serves_native_metrics:
+        extravars["prometheus_slurmctld_token_src"] = str(lab_keys.jwt_key.parent / keys.METRICS_TOKEN)
     if exporter_rules:
         extravars["prometheus_extra_rule_files"] = [str(path) for path in exporter_rules]
     late_vars = None

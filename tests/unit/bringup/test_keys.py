@@ -1,3 +1,7 @@
+import base64
+import hashlib
+import hmac
+import json
 import stat
 from pathlib import Path
 
@@ -48,3 +52,36 @@ def test_remove_deletes_only_the_keys(tmp_path: Path) -> None:
 def test_keys_are_never_tracked_by_git() -> None:
     ignored = Path(__file__).resolve().parents[3].joinpath(".gitignore").read_text()
     assert "/.lab/" in ignored.splitlines()
+
+
+def _claims(token: str) -> dict[str, object]:
+    payload = token.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))  # type: ignore[no-any-return]
+
+
+def test_the_metrics_token_is_an_hs256_jwt_of_the_user_signed_with_the_lab_key(tmp_path: Path) -> None:
+    lab = keys.ensure(tmp_path / "keys")
+    path = keys.ensure_metrics_token(tmp_path / "keys", lab.jwt_key, "prometheus", now=1_800_000_000)
+    token = path.read_text(encoding="ascii")
+    header, payload, signature = token.split(".")
+    expected = hmac.new(lab.jwt_key.read_bytes(), f"{header}.{payload}".encode(), hashlib.sha256).digest()
+    assert base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4)) == expected
+    assert _claims(token) == {"exp": 1_800_000_000 + 365 * 86400, "iat": 1_800_000_000, "sun": "prometheus"}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o400
+
+
+def test_the_metrics_token_is_kept_while_fresh_and_made_anew_near_its_end(tmp_path: Path) -> None:
+    lab = keys.ensure(tmp_path / "keys")
+    first = keys.ensure_metrics_token(
+        tmp_path / "keys", lab.jwt_key, "prometheus", now=1_800_000_000
+    ).read_text()
+    later = 1_800_000_000 + 300 * 86400  # 65 days left
+    assert (
+        keys.ensure_metrics_token(tmp_path / "keys", lab.jwt_key, "prometheus", now=later).read_text()
+        == first
+    )
+    near_end = 1_800_000_000 + 340 * 86400  # 25 days left
+    renewed = keys.ensure_metrics_token(
+        tmp_path / "keys", lab.jwt_key, "prometheus", now=near_end
+    ).read_text()
+    assert _claims(renewed)["iat"] == near_end

@@ -19,6 +19,8 @@ from lab import paths, versions
 # metrics on these endpoints (src/slurmctld/http.c; signals/slurm-native.md).
 SLURMCTLD_PORT = 6817
 SLURMCTLD_METRICS_ENDPOINTS = ("jobs", "nodes", "partitions", "scheduler", "jobs-users-accts")
+# Where the Prometheus host keeps the JWT those endpoints take (MetricsAuthUsers; the prometheus role).
+SLURMCTLD_METRICS_TOKEN = "/etc/prometheus/slurmctld-metrics.jwt"
 SLURMDBD_PORT = 6819  # slurmdbd's default DbdPort (slurmdbd.conf man page); the controller waits for it
 SLURMRESTD_PORT = 6820  # slurmrestd's listen port in the restd container
 PROMETHEUS_PORT = 9090  # Prometheus' default --web.listen-address

@@ -25,6 +25,7 @@ OWN_LAB = {
     "test_racks.py": "racks",
     "test_role_scenarios.py": "molecule",
     "test_runai.py": runai_blueprint.load(RUNAI_BLUEPRINT).name,
+    "test_slurm_26_05.py": load(BLUEPRINTS_DIR / "slurm-26.05.yaml").name,
     "test_systemd_hosts.py": "machines",
 }
 

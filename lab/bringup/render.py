@@ -167,10 +167,9 @@ def scrape_jobs(blueprint: Blueprint, slurm_exporter: bool) -> list[dict[str, An
     return jobs
 
 
-# The user slurmctld lets read its metrics (MetricsAuthUsers) and where Prometheus keeps its JWT (made by
-# lab.bringup.keys.ensure_metrics_token, installed 0400 by the prometheus role).
+# The user slurmctld lets read its metrics (MetricsAuthUsers); its JWT is made by
+# lab.bringup.keys.ensure_metrics_token and installed 0400 by the prometheus role.
 METRICS_USER = "prometheus"
-PROMETHEUS_METRICS_TOKEN = "/etc/prometheus/slurmctld-metrics.jwt"
 
 
 def native_metrics_job() -> dict[str, Any]:
@@ -185,7 +184,7 @@ def native_metrics_job() -> dict[str, Any]:
     return {
         "name": "slurmctld",
         # MetricsAuthUsers=prometheus: the endpoints answer 401 without this user's JWT.
-        "credentials_file": PROMETHEUS_METRICS_TOKEN,
+        "credentials_file": contract.SLURMCTLD_METRICS_TOKEN,
         "why": "slurmctld's own metrics on SlurmctldPort (MetricsType=metrics/openmetrics; "
         "signals/slurm-native.md), renamed slurm_* → slurmctld_* so they never mix with the exporter's.",
         "targets": [

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lab import exposition, promql, versions
+from lab import contract, exposition, promql, versions
 from lab.attach.running import RunningLab
 from lab.capture import families, signals
 from lab.capture.diff import Problem, diff
@@ -25,7 +25,7 @@ from lab.paths import PROJECT_ROOT
 from lab.progress import Progress
 
 # Scrape job → the signals/ file that documents it. Prometheus' self-scrape is infrastructure.
-SIGNALS_BY_JOB = {"slurm": "slurm.md", "dcgm": "dcgm.md", "runai": "runai.md"}
+SIGNALS_BY_JOB = {"slurm": "slurm.md", "dcgm": "dcgm.md", "runai": "runai.md", "slurmctld": "slurm-native.md"}
 COMPONENTS = {
     "slurm": f"SckyzO/slurm_exporter {versions.SLURM_EXPORTER_VERSION}",
     "dcgm": f"aifactory-lab DCGM shim {versions.LAB_VERSION} (emulates dcgm-exporter {UPSTREAM_TAG})",
@@ -49,10 +49,12 @@ class Target:
     job: str
     instance: str
     url: str
+    endpoint: str = ""  # slurmctld's targets share one instance, one per endpoint
 
     @property
     def file_name(self) -> str:
-        return re.sub(r"[^A-Za-z0-9_.-]", "_", self.instance) + ".prom"
+        suffix = f"-{self.endpoint}" if self.endpoint else ""
+        return re.sub(r"[^A-Za-z0-9_.-]", "_", self.instance + suffix) + ".prom"
 
 
 def capture(
@@ -83,7 +85,7 @@ def _scraped_targets(prometheus_url: str, progress: Progress) -> list[Target]:
     while True:
         found = promql.targets(prometheus_url)
         if found and all(t["health"] != "unknown" for t in found):
-            return [Target(t["labels"]["job"], t["labels"]["instance"], t["scrapeUrl"]) for t in found]
+            return [_target(t) for t in found]
         if time.monotonic() > deadline:
             raise CaptureError(
                 f"Prometheus had not scraped every target after {TARGETS_TIMEOUT_S}s "
@@ -93,8 +95,19 @@ def _scraped_targets(prometheus_url: str, progress: Progress) -> list[Target]:
         time.sleep(2)
 
 
+def _target(active: dict[str, Any]) -> Target:
+    labels = active["labels"]
+    return Target(labels["job"], labels["instance"], active["scrapeUrl"], labels.get("endpoint", ""))
+
+
 def _scrape(scraper: Any, target: Target) -> str:
-    result = scraper.exec_run(["curl", "--silent", "--show-error", "--fail", "--max-time", "10", target.url])
+    curl = ["curl", "--silent", "--show-error", "--fail", "--max-time", "10"]
+    if target.job == "slurmctld":  # its endpoints take the metrics user's JWT, as Prometheus sends it
+        bearer = f"Authorization: Bearer $(cat {contract.SLURMCTLD_METRICS_TOKEN})"
+        command = " ".join([*curl, "--header", f'"{bearer}"', f"'{target.url}'"])
+        result = scraper.exec_run(["sh", "-c", command])
+    else:
+        result = scraper.exec_run([*curl, target.url])
     if result.exit_code != 0:
         return f"# scrape failed: {result.output.decode(errors='replace').strip()[:300]}\n"
     return str(result.output.decode("utf-8", errors="replace"))

@@ -285,7 +285,9 @@ def host_kind(model: Blueprint, wanted: str) -> str:
     if wanted == "systemd" and model.slurm.version != versions.DEFAULT_SLURM_SERIES:
         raise ProvisionError(
             f"blueprint '{model.name}' runs Slurm {model.slurm.version}: machine-like hosts are Debian "
-            f"{versions.DEBIAN_SUITE} hosts with its Slurm {versions.DEFAULT_SLURM_SERIES}.\n"
+            f"{versions.DEBIAN_SUITE} hosts with its Slurm {versions.DEFAULT_SLURM_SERIES}. A host of "
+            f"{model.slurm.release.debian_suite}, whose systemd (262) refuses to boot on a cgroup v1 "
+            "hierarchy as this machine kind has, is not made.\n"
             "Fix: use --hosts container for another Slurm release."
         )
     return wanted

@@ -165,18 +165,23 @@ class Ports(Strict):
     central_alerts: Port = contract.VMALERT_PORT  # the centre's vmalert, its rules' state (egress on)
 
 
-SlurmSeries = Literal[tuple(versions.SLURM_RELEASES)]  # type: ignore[valid-type]
-
-
 class Slurm(Strict):
     cluster_name: SlurmName
     # The Slurm release the lab runs (lab/versions.py pins each one's Debian suite and packages).
-    version: SlurmSeries = versions.DEFAULT_SLURM_SERIES
+    version: str = versions.DEFAULT_SLURM_SERIES
     max_job_count: int = Field(default=10000, ge=100, le=1_000_000)
     min_job_age_s: int = Field(default=300, ge=2, le=86400)
     # slurmctld's own metrics endpoints (MetricsType=metrics/openmetrics), scraped beside the exporter;
     # unset: on wherever the release serves them (25.11 and later).
     native_metrics: bool | None = None
+
+    @field_validator("version")
+    @classmethod
+    def _a_release_the_lab_pins(cls, version: str) -> str:
+        if version not in versions.SLURM_RELEASES:
+            known = ", ".join(f'"{series}"' for series in versions.SLURM_RELEASES)
+            raise ValueError(f"Slurm {version!r} is not a release the lab runs; use one of {known} (quoted)")
+        return version
 
     @model_validator(mode="after")
     def _native_metrics_need_a_release_with_them(self) -> Slurm:

@@ -24,3 +24,10 @@ def test_standalone_scripts_agree_with_the_contract() -> None:
 
 def test_the_shim_listens_where_dcgm_exporter_does() -> None:
     assert NodeConfig("dgx-001").address == f":{contract.DCGM_EXPORTER_PORT}"
+
+
+def test_slurm_images_of_another_release_carry_its_series_and_the_others_do_not() -> None:
+    assert contract.role_image("controller") == "aifactory-lab/controller:0.1.0"
+    assert contract.role_image("controller", "26.05") == "aifactory-lab/controller:0.1.0-slurm-26.05"
+    assert contract.image_tag("base", "26.05") == "aifactory-lab/base:0.1.0-slurm-26.05"
+    assert contract.role_image("prometheus", "26.05") == "aifactory-lab/prometheus:0.1.0"

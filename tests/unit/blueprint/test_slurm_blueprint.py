@@ -97,6 +97,8 @@ def _break(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         ("topology", {"layout": "racks"}, "nodes_per_rack"),
         ("topology", {"layout": "per-node", "nodes_per_rack": 4}, "only to layout 'racks'"),
         ("ports.slurmrestd", 80, "ports.slurmrestd"),
+        ("slurm.version", "25.11", 'not a release the lab runs; use one of "24.11", "26.05"'),
+        ("slurm.native_metrics", True, "Slurm 24.11 has no metrics/openmetrics plugin"),
     ],
 )
 def test_bad_blueprints_name_the_field_and_the_fix(
@@ -172,3 +174,16 @@ def test_a_remote_license_may_share_a_local_ones_name(default_data: dict[str, An
     data = copy.deepcopy(default_data)
     data["licenses"] = [{"name": "matlab", "count": 1}, {"name": "matlab", "server": "flexlm", "count": 2}]
     assert [lic.slurm_name for lic in blueprint.parse(data).licenses] == ["matlab", "matlab@flexlm"]
+
+
+def test_a_blueprint_names_its_slurm_release_and_26_05_serves_its_own_metrics(
+    default_data: dict[str, Any],
+) -> None:
+    default = blueprint.parse(default_data)
+    assert (default.slurm.version, default.slurm.release.debian_suite) == ("24.11", "trixie")
+    assert not default.slurm.serves_native_metrics
+    newer = blueprint.parse(_break(default_data, "slurm.version", "26.05"))
+    assert (newer.slurm.release.debian_suite, newer.slurm.release.deb_version) == ("forky", "26.05.5-1")
+    assert newer.slurm.serves_native_metrics
+    switched_off = _break(_break(default_data, "slurm.version", "26.05"), "slurm.native_metrics", False)
+    assert not blueprint.parse(switched_off).slurm.serves_native_metrics

@@ -400,7 +400,11 @@ def document(data: bytes, tag: str, commit: str, path: str = SOURCE_PATH) -> dic
     return {"source": source, "families": [asdict(f) for f in families]}
 
 
-def read_families(path: Path) -> list[NativeFamily]:
+# The families of the Slurm release the lab pins, read from its tag (ARCHITECTURE.md says how to make it).
+PINNED_FAMILIES = Path(__file__).with_name("families-26.05.3.json")
+
+
+def read_families(path: Path = PINNED_FAMILIES) -> list[NativeFamily]:
     """The families of a document :func:`document` wrote (``families-<version>.json`` beside this module)."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     return [NativeFamily(**{**f, "labels": tuple(f["labels"])}) for f in raw["families"]]

@@ -4,7 +4,6 @@ the pinned exporter (signals/slurm-native.md), and the XID and throttled-GPU jou
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -17,9 +16,10 @@ from testinfra.host import Host
 from lab import contract, kinds, promql
 from lab.blueprint.slurm_blueprint import Blueprint, load
 from lab.bringup import keys
-from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
+from lab.paths import BLUEPRINTS_DIR, lab_state_dir
 from lab.progress import Progress
 from lab.slurm_native.shared_names import exporter_family_names, shared_names
+from lab.slurm_native.source_families import read_families
 from lab.workload import background, pyslurm_wheel, submitters
 from lab.workload.plan import PlannedJob
 from lab.workload.runner import RunOptions, run
@@ -44,7 +44,7 @@ pytestmark = pytest.mark.lab
 
 BLUEPRINT = BLUEPRINTS_DIR / "slurm-26.05.yaml"
 # Slurm 26.05's families as its source registers them (lab/slurm_native, read from the tag's openmetrics.c).
-FAMILIES = json.loads((PROJECT_ROOT / "lab/slurm_native/families-26.05.3.json").read_text())["families"]
+FAMILIES = read_families()
 __all__ = [  # the imported journeys and their fixtures are this module's tests too
     "braked_gpu_of_a_running_job",
     "test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reaches_the_cause",
@@ -115,7 +115,7 @@ def test_each_endpoint_serves_only_families_the_source_registers_there(
 ) -> None:
     controller, token = host("controller"), _token(default_lab)
     for endpoint in contract.SLURMCTLD_METRICS_ENDPOINTS:
-        registered = {f["name"] for f in FAMILIES if f["endpoint"] == f"/metrics/{endpoint}"}
+        registered = {f.name for f in FAMILIES if f.endpoint == f"/metrics/{endpoint}"}
         status, body = _get(controller, f"/metrics/{endpoint}", token)
         served = _served_families(body)
         print(f"/metrics/{endpoint}: {len(served)} of {len(registered)} registered families served")
@@ -139,7 +139,7 @@ def test_the_metrics_user_reads_them_others_get_403_and_no_token_401(
 
 def test_an_unqualified_shared_name_answers_only_the_exporter(default_lab: Blueprint) -> None:
     prometheus = _prometheus(default_lab)
-    native = {f["name"] for f in FAMILIES}
+    native = {f.name for f in FAMILIES}
     shared = shared_names(native, exporter_family_names())
     assert len(shared) == 26
     for name in shared:

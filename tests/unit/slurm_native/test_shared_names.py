@@ -13,6 +13,7 @@ import pytest
 
 from lab import versions
 from lab.paths import PROJECT_ROOT
+from lab.slurm_native import source_families
 from lab.slurm_native.shared_names import (
     DEFAULT_ARCHIVE,
     ArchiveError,
@@ -22,7 +23,7 @@ from lab.slurm_native.shared_names import (
 )
 from lab.slurm_native.source_families import read_families
 
-FAMILIES_JSON = PROJECT_ROOT / "lab" / "slurm_native" / "families-26.05.3.json"
+FAMILIES_JSON = source_families.PINNED_FAMILIES
 SIGNALS = PROJECT_ROOT / "signals" / "slurm-native.md"
 SECTION = "## Names shared with slurm_exporter v1.8.4"
 
@@ -52,24 +53,25 @@ def test_the_pinned_archive_gives_the_exporters_145_slurm_families() -> None:
     assert all(name.startswith("slurm_") for name in names)
 
 
-def test_an_archive_that_is_not_the_pinned_one_is_refused(tmp_path: Path) -> None:
-    archive = tmp_path / "other.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        body = b'prometheus.NewDesc("slurm_x", "x", nil, nil)'
-        info = tarfile.TarInfo(f"{versions.SLURM_EXPORTER_ARCHIVE_PREFIX}/internal/collector/x.go")
+def _archive(path: Path, member: str, body: bytes) -> Path:
+    """A tar.gz of one file under the pinned archive's prefix."""
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo(f"{versions.SLURM_EXPORTER_ARCHIVE_PREFIX}/{member}")
         info.size = len(body)
         tar.addfile(info, io.BytesIO(body))
+    return path
+
+
+def test_an_archive_that_is_not_the_pinned_one_is_refused(tmp_path: Path) -> None:
+    archive = _archive(
+        tmp_path / "other.tar.gz", "internal/collector/x.go", b'prometheus.NewDesc("slurm_x", "x", nil, nil)'
+    )
     with pytest.raises(ArchiveError, match=r"is not the pinned .* Fix: use the unmodified tag archive"):
         exporter_family_names(archive)
 
 
 def test_an_archive_without_collectors_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    archive = tmp_path / "empty.tar.gz"
-    with tarfile.open(archive, "w:gz") as tar:
-        body = b"package main\n"
-        info = tarfile.TarInfo(f"{versions.SLURM_EXPORTER_ARCHIVE_PREFIX}/README.md")
-        info.size = len(body)
-        tar.addfile(info, io.BytesIO(body))
+    archive = _archive(tmp_path / "empty.tar.gz", "README.md", b"package main\n")
     monkeypatch.setattr(
         versions, "SLURM_EXPORTER_ARCHIVE_SHA256", hashlib.sha256(archive.read_bytes()).hexdigest()
     )

@@ -23,7 +23,7 @@ from lab.slurm_native.source_families import (
     read_families,
 )
 
-FAMILIES_JSON = PROJECT_ROOT / "lab" / "slurm_native" / "families-26.05.3.json"
+FAMILIES_JSON = source_families.PINNED_FAMILIES
 SIGNALS = PROJECT_ROOT / "signals" / "slurm-native.md"
 
 # The macros and the registering function, in the shapes of the tag (parameter names of the macros are

@@ -117,7 +117,7 @@ bench:
 # pass `promtool test rules`, with the lab's pinned promtool (the Prometheus image `lab up` builds)
 rules-test:
     python3 tests/rules/cut_series.py --check
-    image="$(python3 -c 'from lab.bringup.images import role_image; print(role_image("prometheus"))')"; \
+    image="$(python3 -c 'from lab.contract import role_image; print(role_image("prometheus"))')"; \
     upstream="$(mktemp -d)"; trap 'rm -rf "$upstream"' EXIT; \
     python3 -m lab.slurm_exporter.upstream_rules "$upstream" >/dev/null; \
     docker run --rm -v "$PWD:/w:ro" -v "$upstream:/upstream:ro" -w /w "$image" promtool check rules \

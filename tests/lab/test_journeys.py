@@ -233,15 +233,16 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
     # value; the site's Prometheus turns node and GPU into the job.
     central = _central_alert(default_lab, "CentralGPUXIDError", faulted, CENTRAL_TIMEOUT_S)
     assert (central["labels"]["UUID"], float(central["value"])) == (labels["UUID"], FAULTED_XID)
-    # The central logs: the job whose Prolog and Epilog on that node and GPU enclose the minute before
-    # the XID's first sample at the centre (the job died of it: its Epilog ran before that sample).
+    # The central logs: the last job to start on that node and GPU among those that held it in the minute
+    # before the XID's first sample at the centre (the job died of it: its Epilog ran before that sample;
+    # a job that ended early in that minute, as a test's job before it did in a CI run, came before it).
     record = f'Hostname_gpu_UUID:DCGM_FI_DEV_XID_ERRORS:max{{Hostname="{faulted.node}", gpu="{faulted.gpu}"}}'
     samples = promql.raw_range(
         f"http://127.0.0.1:{default_lab.ports.central_metrics}", f"{record}[10m]", time.time()
     )
     first_xid = min(float(t) for series in samples for t, v in series["values"] if float(v) != 0)
     holders = _holders_in_central_logs(default_lab, central["labels"]["UUID"], first_xid - 60, first_xid)
-    assert holders[:1] == [faulted.job], holders
+    assert holders[-1:] == [faulted.job], holders
     # The site's Prometheus joins node and GPU to the job's series too.
     at_site = f'hpc_job:dcgm_gpu_xid:latched{{Hostname="{faulted.node}", gpu="{faulted.gpu}"}}'
     assert [s.labels["hpc_job"] for s in promql.query(prometheus, at_site)] == [faulted.job]

@@ -110,8 +110,24 @@ def _served_families(body: str) -> set[str]:
     return {line.split()[2] for line in body.splitlines() if line.startswith("# TYPE ")}
 
 
+@pytest.fixture
+def a_running_job(default_lab: Blueprint, host: Callable[[str], Host]) -> Iterator[str]:
+    """A running 1-GPU job, scraped by both sources: Slurm's per-user and per-account families exist
+    only for users and accounts with a job record (signals/slurm-native.md), so a lab the tests reach
+    with no job would serve none of them."""
+    controller, prometheus = host("controller"), _prometheus(default_lab)
+    job = submit_gpu_job(controller, "--gres=gpu:1", 600, 15)
+    try:
+        running_job_gpus(controller, job)
+        running_at = time.time()
+        wait_for(lambda: all_scraped_up_since(prometheus, running_at), 60, "every target scraped since")
+        yield job
+    finally:
+        controller.run(f"scancel {job}")
+
+
 def test_each_endpoint_serves_only_families_the_source_registers_there(
-    default_lab: Blueprint, host: Callable[[str], Host]
+    default_lab: Blueprint, host: Callable[[str], Host], a_running_job: str
 ) -> None:
     controller, token = host("controller"), _token(default_lab)
     for endpoint in contract.SLURMCTLD_METRICS_ENDPOINTS:
@@ -137,7 +153,9 @@ def test_the_metrics_user_reads_them_others_get_403_and_no_token_401(
     assert _get(controller, "/readyz")[0] == 204  # the probes ask for no token
 
 
-def test_an_unqualified_shared_name_answers_only_the_exporter(default_lab: Blueprint) -> None:
+def test_an_unqualified_shared_name_answers_only_the_exporter(
+    default_lab: Blueprint, a_running_job: str
+) -> None:
     prometheus = _prometheus(default_lab)
     native = {f.name for f in FAMILIES}
     shared = shared_names(native, exporter_family_names())

@@ -12,6 +12,8 @@ ANSIBLE_DIR = PROJECT_ROOT / "ansible"
 CONTAINERS_DIR = PROJECT_ROOT / "containers"
 BLUEPRINTS_DIR = PROJECT_ROOT / "blueprints"
 DEFAULT_BLUEPRINT = BLUEPRINTS_DIR / "default.yaml"
+# The unmodified upstream tag archives beside the checkout (../shared/vendor/PROVENANCE.md).
+VENDOR_DIR = PROJECT_ROOT.parent / "shared" / "vendor"
 
 
 def state_root() -> Path:

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab import archives, versions
-from lab.paths import PROJECT_ROOT, state_root
+from lab.paths import VENDOR_DIR, state_root
 from lab.progress import Progress
 
 GOMOD_DIR = Path(__file__).parent / "gomod"
-DEFAULT_KAI_ARCHIVE = PROJECT_ROOT.parent / "shared" / "vendor" / versions.KAI_SCHEDULER_ARCHIVE
+DEFAULT_KAI_ARCHIVE = VENDOR_DIR / versions.KAI_SCHEDULER_ARCHIVE
 GO_FALLBACK = Path("/usr/local/go/bin/go")
 BUILD_TIMEOUT_S = 3600  # a cold build of all of them on 2 cores: about 10 min measured, with margin
 KAI_COMMANDS = ("scheduler", "binder", "podgrouper", "queuecontroller", "podgroupcontroller")

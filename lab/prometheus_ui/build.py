@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab import archives, build_step, versions
-from lab.paths import PROJECT_ROOT, state_root
+from lab.paths import VENDOR_DIR, state_root
 from lab.progress import Progress
 
 SOURCE_ENV = "LAB_PROMETHEUS_UI_SOURCE"
-DEFAULT_ARCHIVE = PROJECT_ROOT.parent / "shared" / "vendor" / versions.PROMETHEUS_UI_ARCHIVE
+DEFAULT_ARCHIVE = VENDOR_DIR / versions.PROMETHEUS_UI_ARCHIVE
 # The tag's web/ui/.nvmrc says v20.5.1: react-scripts 5 and the workspaces need Node ≥ 20 with its npm.
 NPM_TIMEOUT_S = 1200  # npm ci of 1,605 packages: 66 s measured on 2 busy cores, with margin
 BUILD_TIMEOUT_S = 1200  # build_ui.sh --all: 73 s measured, with margin

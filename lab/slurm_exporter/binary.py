@@ -26,13 +26,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lab import archives, versions
-from lab.paths import PROJECT_ROOT, state_root
+from lab.paths import VENDOR_DIR, state_root
 from lab.progress import Progress
 
 GO_BUILD_TIMEOUT_S = 900  # a cold module cache and a busy 2-core machine: about 45 s measured, with margin
 SOURCE_ENV = "LAB_EXPORTER_SOURCE"
 GO_FALLBACK = Path("/usr/local/go/bin/go")  # where Go's own tarball installs it, often not on PATH
-DEFAULT_ARCHIVE = PROJECT_ROOT.parent / "shared" / "vendor" / versions.SLURM_EXPORTER_ARCHIVE
+DEFAULT_ARCHIVE = VENDOR_DIR / versions.SLURM_EXPORTER_ARCHIVE
 _VERSION_PACKAGE = "github.com/prometheus/common/version"
 
 

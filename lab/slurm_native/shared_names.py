@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lab import archives, versions
-from lab.paths import PROJECT_ROOT
+from lab.paths import VENDOR_DIR
 
-DEFAULT_ARCHIVE = PROJECT_ROOT.parent / "shared" / "vendor" / versions.SLURM_EXPORTER_ARCHIVE
+DEFAULT_ARCHIVE = VENDOR_DIR / versions.SLURM_EXPORTER_ARCHIVE
 # Where the tag registers families: every collector, and the command's main package (which registers
 # only client_golang's own collectors at v1.8.4, whose names are not in the archive).
 SOURCE_DIRS = ("internal/collector/", "cmd/slurm_exporter/")

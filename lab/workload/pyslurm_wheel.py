@@ -38,11 +38,11 @@ from requests.exceptions import ReadTimeout
 
 from lab import archives, versions
 from lab.bringup import images
-from lab.paths import PROJECT_ROOT, state_root
+from lab.paths import VENDOR_DIR, state_root
 from lab.progress import Progress
 
 SOURCE_ENV = "LAB_PYSLURM_SOURCE"
-DEFAULT_ARCHIVE = PROJECT_ROOT.parent / "shared" / "vendor" / versions.PYSLURM_ARCHIVE
+DEFAULT_ARCHIVE = VENDOR_DIR / versions.PYSLURM_ARCHIVE
 BUILD_TIMEOUT_S = 1800  # about 7 min measured at low priority on 2 busy cores (PROVENANCE.md), with margin
 # Where Debian's libslurm-dev puts the headers and libslurmfull.so (setup.py's SLURM_INCLUDE_DIR and
 # SLURM_LIB_DIR); the wheel's extension modules carry the library directory as their run path.

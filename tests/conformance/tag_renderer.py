@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from lab import versions
-from lab.paths import PROJECT_ROOT, state_root
+from lab.paths import VENDOR_DIR, state_root
 from lab.slurm_exporter.binary import go_path
 
 PROGRAM_DIR = Path(__file__).with_name("dcgm_tag")
-VENDOR_DIR = PROJECT_ROOT.parent / "shared" / "vendor"
 ARCHIVES = {
     versions.DCGM_EXPORTER_ARCHIVE: versions.DCGM_EXPORTER_ARCHIVE_SHA256,
     versions.GO_DCGM_ARCHIVE: versions.GO_DCGM_ARCHIVE_SHA256,

@@ -16,9 +16,7 @@ from lab.dcgm.counters import DEFAULT_COUNTERS_PATH, THROTTLE_COUNTERS_PATH, par
 from lab.dcgm.field_ids import FIELD_IDS
 from lab.dcgm.gpu_model import EMULATED_FIELDS
 from lab.dcgm.xid import UNKNOWN_ERROR, XID_TEXT
-from lab.paths import PROJECT_ROOT
-
-VENDOR = PROJECT_ROOT.parent / "shared" / "vendor"
+from lab.paths import VENDOR_DIR
 
 
 def archive_file(archive: Path, suffix: str) -> str:
@@ -31,11 +29,11 @@ def archive_file(archive: Path, suffix: str) -> str:
 
 @pytest.fixture(scope="module")
 def const_fields() -> str:
-    return archive_file(VENDOR / versions.GO_DCGM_ARCHIVE, "/pkg/dcgm/const_fields.go")
+    return archive_file(VENDOR_DIR / versions.GO_DCGM_ARCHIVE, "/pkg/dcgm/const_fields.go")
 
 
 def tag_file(path: str) -> str:
-    return archive_file(VENDOR / versions.DCGM_EXPORTER_ARCHIVE, f"-{versions.DCGM_EXPORTER_TAG}/{path}")
+    return archive_file(VENDOR_DIR / versions.DCGM_EXPORTER_ARCHIVE, f"-{versions.DCGM_EXPORTER_TAG}/{path}")
 
 
 def go_dcgm_id(text: str, name: str) -> int:

@@ -74,6 +74,10 @@ class Project(Strict):
     department: Name
     users: list[Annotated[str, Field(pattern=r"^[a-z][a-z0-9._-]{0,30}$")]] = Field(min_length=1)
     quotas: dict[str, PoolQuota]
+    # The project's default node-pool priority list (Run:ai: "Projects" → node pools; the API's
+    # Project.defaultNodePools): where a workload that names no node pool goes, first pool first.
+    # Unset: every pool the project holds a queue in, in node_pools order (lab default).
+    default_node_pools: list[Name] | None = Field(default=None, min_length=1)
 
 
 class Runtime(Strict):
@@ -212,6 +216,14 @@ class RunaiBlueprint(Strict):
             if unknown:
                 raise ValueError(f"{owner}.quotas names node pools {unknown} not in node_pools {pools}")
         for project in self.projects:
+            listed = project.default_node_pools or []
+            strict.require_unique(f"projects.{project.name}.default_node_pools", listed)
+            no_queue = [p for p in listed if p not in project.quotas]
+            if no_queue:
+                raise ValueError(
+                    f"projects.{project.name}.default_node_pools names {no_queue}, where the project has "
+                    f"no queue; list only pools of its quotas ({sorted(project.quotas)})"
+                )
             if project.department not in departments:
                 raise ValueError(
                     f"project {project.name!r} has department {project.department!r}, not in {departments}"
@@ -252,6 +264,13 @@ class RunaiBlueprint(Strict):
 
     def project(self, name: str) -> Project:
         return next(p for p in self.projects if p.name == name)
+
+    def node_pool_priority(self, project: str) -> list[str]:
+        """Where a workload of ``project`` that names no node pool may go, first choice first."""
+        listed = self.project(project).default_node_pools
+        if listed is not None:
+            return list(listed)
+        return [p.name for p in self.node_pools if p.name in self.project(project).quotas]
 
     def workload_class(self, name: str) -> WorkloadClass:
         return next(w for w in self.workloads if w.name == name)

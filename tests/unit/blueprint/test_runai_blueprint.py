@@ -35,6 +35,15 @@ def test_shipped_blueprint_loads() -> None:
     assert (bp.ports.prometheus, bp.ports.alertmanager, bp.ports.kube_apiserver) == (9190, 9193, 16443)
 
 
+def test_a_project_without_a_priority_list_defaults_to_its_pools_in_blueprint_order() -> None:
+    data = shipped_data()
+    data["projects"][2].pop("default_node_pools")
+    bp = RunaiBlueprint.model_validate(data)
+    assert bp.node_pool_priority("team-c") == ["default", "inference"]
+    assert shipped().node_pool_priority("team-c") == ["inference", "default"]
+    assert shipped().node_pool_priority("team-a") == ["default"]
+
+
 @pytest.mark.parametrize(
     ("change", "field", "fix"),
     [
@@ -54,6 +63,17 @@ def test_shipped_blueprint_loads() -> None:
         ),
         (lambda d: d["projects"][0]["quotas"].update(gpu_pool={"gpu": 1}), "(top level)", "gpu_pool"),
         (lambda d: d["scenarios"]["gpu_fault"].update(workload_class="nope"), "(top level)", "gpu_fault"),
+        (
+            lambda d: d["projects"][0].update(default_node_pools=["inference"]),
+            "(top level)",
+            "list only pools of its quotas (['default'])",
+        ),
+        (
+            lambda d: d["projects"][2].update(default_node_pools=["default", "default"]),
+            "(top level)",
+            "duplicate projects.team-c.default_node_pools names: ['default']",
+        ),
+        (lambda d: d["projects"][2].update(default_node_pools=[]), "projects.2.default_node_pools", "at least 1"),
         (lambda d: d.pop("resources_per_gpu"), "resources_per_gpu", "required field is missing"),
         (lambda d: d.update(ports={"prometheus": 9190, "runai": 9190}), "ports", "give each its own"),
         (lambda d: d.update(ports={"prometheus": 80}), "ports.prometheus", "greater than or equal to 1024"),

@@ -106,8 +106,8 @@ def _field(w: Workload, name: str, cluster_id: str) -> str | float:
     return str(workload(w, cluster_id)[name])
 
 
-def _number(term: Filter) -> float:
-    if term.field in _DATES:
+def _number(term: Filter, dates: Sequence[str]) -> float:
+    if term.field in dates:
         return iso_time(term.value, f"filterBy {term.field}")
     try:
         return float(term.value)
@@ -115,14 +115,14 @@ def _number(term: Filter) -> float:
         raise bad_request(f"filterBy {term.field}{term.operator}{term.value!r}: not a number") from None
 
 
-def matches(w: Workload, cluster_id: str, term: Filter) -> bool:
-    """One ``filterBy`` term against a workload: numbers and dates compare as numbers, the rest as text."""
-    value = _field(w, term.field, cluster_id)
+def compare(value: str | float, term: Filter, dates: Sequence[str] = _DATES) -> bool:
+    """One ``filterBy`` term against a field's value: numbers and dates (the fields in ``dates``, as
+    unix seconds) compare as numbers, the rest as text."""
     op = term.operator
     if isinstance(value, float):
         if op in ("=@", "!@", "=^", "=$"):
             raise bad_request(f"filterBy {term.field} takes ==, !=, <= and >= only")
-        wanted = _number(term)
+        wanted = _number(term, dates)
         return {"==": value == wanted, "!=": value != wanted, "<=": value <= wanted, ">=": value >= wanted}[
             op
         ]
@@ -139,12 +139,21 @@ def matches(w: Workload, cluster_id: str, term: Filter) -> bool:
     }[op]
 
 
-def sort_key(w: Workload, field: str, cluster_id: str) -> tuple[int, str | float]:
-    """Workloads sort by ``sortBy``; a missing value (an unfinished workload's completedAt) sorts last."""
-    value = _field(w, field, cluster_id)
+def matches(w: Workload, cluster_id: str, term: Filter) -> bool:
+    """One ``filterBy`` term against a workload."""
+    return compare(_field(w, term.field, cluster_id), term)
+
+
+def order(value: str | float) -> tuple[int, str | float]:
+    """A ``sortBy`` key: a missing number (NaN) sorts last."""
     if isinstance(value, float):
         return (1, 0.0) if value != value else (0, value)
     return (0, value)
+
+
+def sort_key(w: Workload, field: str, cluster_id: str) -> tuple[int, str | float]:
+    """Workloads sort by ``sortBy``; a missing value (an unfinished workload's completedAt) sorts last."""
+    return order(_field(w, field, cluster_id))
 
 
 def listing(

@@ -133,3 +133,62 @@ WORKLOAD_FIELDS_SERVED = tuple(
 SORT_ORDERS = ("asc", "desc")
 # WorkloadsFilter's pattern: field-name, operator, value; the operators in its description's words.
 FILTER_OPERATORS = ("==", "!=", "<=", ">=", "=@", "!@", "=^", "=$")
+
+# components.schemas.TokenRequest: its properties, and grantType's enum.
+TOKEN_REQUEST_FIELDS = (
+    "grantType",
+    "appID",
+    "appSecret",
+    "code",
+    "redirectUri",
+    "refreshToken",
+    "username",
+    "password",
+    "clientID",
+    "clientSecret",
+)
+GRANT_TYPES = ("app_token", "client_credentials", "refresh_token", "exchange_token", "password")
+# The grants the lab honours, and the TokenRequest fields each reads: the lab's one application.
+GRANTS_SERVED = {"app_token": ("appID", "appSecret"), "client_credentials": ("clientID", "clientSecret")}
+
+# components.parameters.QueryVerbosity (clusters) and DepartmentsVerbosity (components.schemas.Verbosity):
+# accepted; the lab answers every field it has at any verbosity.
+CLUSTER_VERBOSITY = ("metadata", "full")
+DEPARTMENT_VERBOSITY = ("meta", "brief", "verbose")
+
+# components.schemas.NodepoolSortFilterFields (sortBy); NodepoolsFilterBy's pattern (filterBy).
+NODEPOOL_SORT_BY = ("name", "phase", "clusterId", "createdAt", "updatedAt")
+NODEPOOL_FILTER_BY = ("name", "clusterId", "phase")
+# components.schemas.ProjectFilterSortFields (sortBy; ProjectsFilterBy's pattern lists the same fields).
+PROJECT_SORT_BY = (
+    "name",
+    "clusterId",
+    "departmentId",
+    "parentId",
+    "parentName",
+    "phase",
+    "totalGpuQuota",
+    "gpuAllocated",
+    "createdAt",
+    "avgGpuAllocation24h",
+    "avgGpuUtilization24h",
+    "avgGpuAllocation7d",
+    "avgGpuUtilization7d",
+    "avgGpuAllocation30d",
+    "avgGpuUtilization30d",
+)
+# components.schemas.DepartmentFilterSortFields (sortBy; DepartmentsFilterBy's pattern, the same).
+DEPARTMENT_SORT_BY = tuple(
+    f for f in PROJECT_SORT_BY if f not in ("departmentId", "parentId", "parentName", "phase")
+)
+# The fields the lab keeps of its projects and departments (no phase, allocation history or averages).
+PROJECT_FIELDS_SERVED = (
+    "name",
+    "clusterId",
+    "departmentId",
+    "parentId",
+    "parentName",
+    "totalGpuQuota",
+    "createdAt",
+)
+DEPARTMENT_FIELDS_SERVED = ("name", "clusterId", "totalGpuQuota", "createdAt")

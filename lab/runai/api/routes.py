@@ -8,7 +8,6 @@ token that path grants.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -18,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lab.runai.api import auth, measures, objects, params, reference, telemetry
+from lab.runai.api import auth, measures, objects, org, params, reference, telemetry
 from lab.runai.api.history import History, Values, sample_times
 from lab.runai.api.params import ApiError, Query, bad_request
 from lab.runai.cluster_state import ClusterState, Workload
@@ -57,10 +56,14 @@ class RestApi:
         pod_image: str,
         clock: Callable[[], float] = time.time,
         history: History | None = None,
+        started: float | None = None,
     ) -> None:
         self.credentials = credentials
         self.pod_image = pod_image
         self.clock = clock
+        # The driver makes the API as it starts, before it creates the nodes, namespaces and queues:
+        # the createdAt of the cluster and its objects.
+        self.started = clock() if started is None else started
         self.history = history or History()
         self._lock = threading.Lock()
         self._cluster: ClusterState | None = None
@@ -110,34 +113,11 @@ class RestApi:
             return Answer(error.code, error.body())
 
     def _token(self, body: bytes) -> dict[str, str]:
+        """``TokenResponse``: the access token alone (the lab issues no id, refresh or external tokens)."""
         try:
-            request = json.loads(body or b"{}")
-        except ValueError:
-            raise bad_request(
-                "the request body is not JSON", '{"grantType": "client_credentials", ...}'
-            ) from None
-        if not isinstance(request, dict):
-            raise bad_request("the request body is not a JSON object")
-        grant = request.get("grantType")
-        # The docs' example sends clientId/clientSecret; the swagger's TokenRequest spells clientID, and
-        # appID/appSecret for grantType app_token.
-        if grant == "client_credentials":
-            client = request.get("clientId", request.get("clientID"))
-            secret = request.get("clientSecret")
-        elif grant == "app_token":
-            client = request.get("appID", request.get("appId"))
-            secret = request.get("appSecret")
-        else:
-            raise bad_request(
-                f"grantType {grant!r} is not offered by the lab", "client_credentials or app_token"
-            )
-        if (
-            not isinstance(client, str)
-            or not isinstance(secret, str)
-            or not self.credentials.matches(client, secret)
-        ):
-            raise bad_request("invalid client credentials", "the lab's keys/runai-rest/client-secret")
-        return {"accessToken": auth.issue(self.credentials, self.clock())}
+            return {"accessToken": auth.grant(self.credentials, body, self.clock())}
+        except auth.BadTokenRequest as error:
+            raise bad_request(error.message, error.details) from None
 
     # --- metrics --------------------------------------------------------------------------------
     def measurements(self, scope: str, types: list[str], query: Query) -> dict[str, Any]:
@@ -287,3 +267,104 @@ def _workload_pods(api: RestApi, cluster: ClusterState, query: Query, path: Mapp
     if offset + limit < len(pods):
         body["next"] = offset + limit
     return body
+
+
+# --- the cluster, its node pools and nodes, projects and departments (after the telemetry paths,
+# which the patterns of one project or department would also match) ------------------------------
+def _list_query(
+    query: Query, sort_fields: tuple[str, ...], filter_fields: tuple[str, ...], served: tuple[str, ...]
+) -> tuple[list[params.Filter], str | None, bool, int, int]:
+    """``filterBy``, ``sortBy``, ``sortOrder``, ``offset``, ``limit`` of a list of org objects."""
+    offset, limit = _page(query)
+    sort_by = params.choice(query, "sortBy", sort_fields, served)
+    order = params.choice(query, "sortOrder", reference.SORT_ORDERS, reference.SORT_ORDERS) or "asc"
+    terms = params.filters(query, filter_fields)
+    for term in terms:
+        if term.field not in served:
+            raise bad_request(f"filterBy {term.field}: {params.NOT_EMULATED}", "served: " + ", ".join(served))
+    return terms, sort_by, order == "desc", offset, limit
+
+
+def _listed(key: str, page: tuple[list[Any], int | None]) -> dict[str, Any]:
+    found, following = page
+    body: dict[str, Any] = {key: found}
+    if following is not None:
+        body["next"] = following
+    return body
+
+
+def _one(entries: list[org.Entry], ident: str, what: str, listing: str) -> Any:
+    found = next((e.body for e in entries if e.body["id"] == ident), None)
+    if found is None:
+        raise ApiError(404, f"{what} {ident} not found", f"GET {listing} lists them")
+    return found
+
+
+@_route(r"/api/v1/clusters")
+def _clusters(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+    params.choice(query, "verbosity", reference.CLUSTER_VERBOSITY, reference.CLUSTER_VERBOSITY)
+    return [org.cluster(cluster, api.started)]
+
+
+@_route(r"/api/v1/clusters/(?P<cluster>[^/]+)")
+def _one_cluster(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+    _cluster_uuid(cluster, path["cluster"])
+    params.choice(query, "verbosity", reference.CLUSTER_VERBOSITY, reference.CLUSTER_VERBOSITY)
+    return org.cluster(cluster, api.started)
+
+
+@_route(r"/api/v1/clusters/(?P<cluster>[^/]+)/nodes")
+def _nodes(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+    _cluster_uuid(cluster, path["cluster"])
+    name = params.single(query, "nodeName")
+    chosen = [n for n in cluster.nodes.values() if name is None or n.name == name]
+    return {"nodes": [org.node(cluster, n, api.started) for n in chosen]}
+
+
+@_route(r"/api/v1/node-pools")
+def _nodepools(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+    fields = reference.NODEPOOL_SORT_BY
+    terms, sort_by, descending, offset, limit = _list_query(
+        query, fields, reference.NODEPOOL_FILTER_BY, fields
+    )
+    page, _ = org.select(org.nodepools(cluster, api.started), terms, sort_by, descending, offset, limit)
+    return {"nodepools": page}  # the answer's schema has no next
+
+
+@_route(r"/api/v1/node-pools/(?P<pool>[^/]+)")
+def _one_nodepool(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+    return _one(org.nodepools(cluster, api.started), path["pool"], "node pool", "/api/v1/node-pools")
+
+
+@_route(r"/api/v1/org-unit/projects")
+def _projects(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+    fields = reference.PROJECT_SORT_BY
+    terms, sort_by, descending, offset, limit = _list_query(
+        query, fields, fields, reference.PROJECT_FIELDS_SERVED
+    )
+    search = params.single(query, "search")
+    entries = [e for e in org.projects(cluster.bp, api.started) if not search or search in e.body["name"]]
+    return _listed("projects", org.select(entries, terms, sort_by, descending, offset, limit))
+
+
+@_route(r"/api/v1/org-unit/projects/(?P<project>[^/]+)")
+def _one_project(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+    entries = org.projects(cluster.bp, api.started)
+    return _one(entries, path["project"], "project", "/api/v1/org-unit/projects")
+
+
+@_route(r"/api/v1/org-unit/departments")
+def _departments(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+    fields = reference.DEPARTMENT_SORT_BY
+    terms, sort_by, descending, offset, limit = _list_query(
+        query, fields, fields, reference.DEPARTMENT_FIELDS_SERVED
+    )
+    params.choice(query, "verbosity", reference.DEPARTMENT_VERBOSITY, reference.DEPARTMENT_VERBOSITY)
+    entries = org.departments(cluster.bp, api.started)
+    return _listed("departments", org.select(entries, terms, sort_by, descending, offset, limit))
+
+
+@_route(r"/api/v1/org-unit/departments/(?P<department>[^/]+)")
+def _one_department(api: RestApi, cluster: ClusterState, query: Query, path: Mapping[str, str]) -> Any:
+    entries = org.departments(cluster.bp, api.started)
+    return _one(entries, path["department"], "department", "/api/v1/org-unit/departments")

@@ -56,3 +56,32 @@ def test_a_client_gets_a_token_and_then_telemetry(server: RestServer) -> None:
 def test_without_a_token_the_answer_is_401_with_the_error_body(server: RestServer) -> None:
     status, body = _call(server, "/api/v1/workloads", {})
     assert status == 401 and body["code"] == 401 and "missing Authorization header" in body["details"]
+
+
+def test_the_run_ai_sdk_signs_in_and_lists_what_a_script_lists_first(server: RestServer) -> None:
+    """runapy 1.220.0 against the lab over HTTP: its token request (``AppId``/``AppSecret``), its
+    decoding of the token's ``exp`` (auto_refresh_token, on by default), then the listing calls."""
+    pytest.importorskip("runai")
+    from runai.api_client import ApiClient
+    from runai.configuration import Configuration
+    from runai.runai_client import RunaiClient
+
+    configuration = Configuration(
+        client_id=auth.CLIENT_ID, client_secret="s3cret", runai_base_url=f"http://{server.listen_address}"
+    )
+    client = RunaiClient(ApiClient(configuration))
+    org = client.organizations
+    clusters = org.clusters.get_clusters().data
+    cid = clusters[0]["uuid"]
+    assert org.clusters.get_cluster_by_uuid(cluster_uuid=cid).data == clusters[0]
+    assert [p["name"] for p in org.node_pools.get_nodepools(sort_by="name").data["nodepools"]] == [
+        "default",
+        "inference",
+    ]
+    assert org.node_pools.get_nodepool(nodepool_id="inference").data["labelValue"] == "inference"
+    assert len(org.nodes.get_nodes(cluster_uuid=cid).data["nodes"]) == 8
+    page = org.projects.get_projects(limit=2, filter_by=["parentName==research"]).data
+    assert [p["id"] for p in page["projects"]] == ["team-a", "team-b"]
+    assert org.projects.get_project(project_id="team-c").data["defaultNodePools"] == ["inference", "default"]
+    assert [d["id"] for d in org.departments.get_departments().data["departments"]] == ["research", "product"]
+    assert org.departments.get_department(department_id="product").data["totalResources"]["gpuQuota"] == 24.0

@@ -1,4 +1,4 @@
-"""GPU device assignment, the one emulated step of the Kubernetes path (there is no kubelet here).
+"""GPU device assignment, an emulated step of the Kubernetes path (there is no kubelet here).
 
 On a real node the kubelet's device manager asks the NVIDIA device plugin for ``nvidia.com/gpu``
 devices when it admits a pod bound to the node, and the pod keeps them until it terminates; the

@@ -9,15 +9,18 @@ software does itself:
    (:mod:`lab.kube.scenarios`), submitted as batch/v1 Jobs (one pod) or PyTorchJobs (distributed).
    KAI's podgrouper, scheduler and binder place them (a PyTorchJob as one gang); kwok runs and ends
    their pods; the Job controller and Kubeflow's training operator replace preempted pods.
-3. Device assignment, the one emulated step (:mod:`lab.kube.devices`): bound pods get GPU indices,
-   handed to the DCGM shim's Kubernetes mode; an XID marks its GPU unhealthy and fails the pod through
-   kwok's own failure stage.
+3. Two emulated steps. Node pools (:mod:`lab.kube.nodepools`): a PodGroup that names no node pool
+   gets one from its project's priority list, as Run:ai's pod-group assigner would, or a Warning event
+   saying why not. Devices (:mod:`lab.kube.devices`): bound pods get GPU indices, handed to the DCGM
+   shim's Kubernetes mode; an XID marks its GPU unhealthy and fails the pod through kwok's own
+   failure stage.
 4. Signals: ``runai_*`` (Run:ai docs 2.18) computed from the API server's objects (:mod:`lab.kube.view`),
    served on ``/metrics``; one DCGM target per node; the Events API copied to ``events.jsonl``.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import random
@@ -33,7 +36,7 @@ from lab.blueprint.runai_blueprint import RunaiBlueprint
 from lab.dcgm.shim import ListeningHTTPServer
 from lab.dcgm.shim import serve as serve_dcgm
 from lab.exposition import PROMETHEUS_TEXT_CONTENT_TYPE
-from lab.kube import controlplane, manifests, scenarios, view
+from lab.kube import controlplane, manifests, nodepools, scenarios, view
 from lab.kube.api import ApiError, Client, documents, wait_until
 from lab.kube.devices import BoundPod, DeviceAssigner
 from lab.kube.reflector import Reflector
@@ -77,6 +80,7 @@ class Driver:
     watched: dict[str, Reflector] = field(default_factory=dict)  # kind → its list-and-watch
     metrics_due: float = 0.0  # time.monotonic() of the next runai_* rebuild
     rest: RestApi | None = None  # the Run:ai REST API, fed every look at the cluster and every scrape
+    placed: set[str] = field(default_factory=set)  # uids of PodGroups the pod-group assigner handled
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -137,6 +141,56 @@ class Driver:
         except ApiError as error:
             log.warning("job %s/%s refused: %s", job["metadata"]["namespace"], workload.name, error)
 
+    def place_pod_groups(self, pods: list[Obj]) -> None:
+        """Run:ai's pod-group assigner (:mod:`lab.kube.nodepools`): a PodGroup that names no node pool
+        gets one from its project's priority list, or a Warning event saying why it cannot."""
+        groups = self.watched["PodGroup"].items()
+        self.placed &= {g["metadata"]["uid"] for g in groups}
+        waiting = [
+            g
+            for g in groups
+            if manifests.NODE_POOL_LABEL not in (g["metadata"].get("labels") or {})
+            and g["metadata"]["uid"] not in self.placed
+        ]
+        if not waiting:
+            return
+        free = nodepools.free_gpus_by_pool(self.bp, pods)
+        now = time.time()
+        for group in waiting:
+            meta = group["metadata"]
+            gpus, seen = nodepools.gang_gpus(group, pods)
+            created = view.timestamp(meta.get("creationTimestamp")) or now
+            if seen == 0 and now - created < nodepools.PODS_GRACE_S:
+                continue  # its pods are not annotated yet: count its GPUs on a later tick
+            outcome = nodepools.decide(self.bp, group, gpus, free)
+            try:
+                if isinstance(outcome, nodepools.Assignment):
+                    self.client.merge_patch(
+                        "PodGroup", meta["namespace"], meta["name"], nodepools.patch(outcome)
+                    )
+                    free[outcome.pool] -= gpus
+                    log.info(
+                        "pod group %s/%s: node pool %s, queue %s (%s)",
+                        meta["namespace"],
+                        meta["name"],
+                        outcome.pool,
+                        outcome.queue,
+                        outcome.why,
+                    )
+                else:
+                    stamp = datetime.datetime.fromtimestamp(now, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+                    self.client.create(nodepools.event(group, outcome, stamp))
+                    log.warning(
+                        "pod group %s/%s has no node pool: %s",
+                        meta["namespace"],
+                        meta["name"],
+                        outcome.reason,
+                    )
+            except ApiError as error:
+                log.warning("pod group %s/%s: %s", meta["namespace"], meta["name"], error)
+                continue
+            self.placed.add(meta["uid"])
+
     # --- 3. devices -----------------------------------------------------------------------------
     def assign_devices(self, pods: list[Obj]) -> None:
         if self.devices.assign(bound_pods(pods)) and self.dcgm is not None:
@@ -169,13 +223,14 @@ class Driver:
         and wait for their first lists: a tick reads them from memory, whatever the cluster's size."""
         for kind in ("Pod", *view.WORKLOAD_KINDS):
             self.watched[kind] = Reflector(self.client, kind, label_selector=manifests.QUEUE_LABEL)
+        self.watched["PodGroup"] = Reflector(self.client, "PodGroup")
         self.watched["Event"] = Reflector(self.client, "Event", keep_changes=True)
         for reflector in self.watched.values():
             reflector.start()
         wait_until(
             lambda: all(r.synced.is_set() for r in self.watched.values()),
             120,
-            "the first lists of pods, Jobs, PyTorchJobs and events",
+            "the first lists of pods, Jobs, PyTorchJobs, PodGroups and events",
         )
 
     def tick(self, last_t: float) -> float:
@@ -185,6 +240,7 @@ class Driver:
             self.submit(self.arrivals.make(wclass, t))
         pods = self.watched["Pod"].items()
         scenarios.play(self, self.scenario, t, dt, pods)
+        self.place_pod_groups(pods)
         self.assign_devices(pods)
         if time.monotonic() >= self.metrics_due:
             began = time.monotonic()

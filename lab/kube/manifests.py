@@ -49,6 +49,10 @@ def namespace_of(project: str) -> str:
     return f"runai-{project}"
 
 
+def project_of_namespace(bp: RunaiBlueprint, namespace: str) -> str | None:
+    return next((p.name for p in bp.projects if namespace_of(p.name) == namespace), None)
+
+
 def _resources(quota: PoolQuota) -> Obj:
     # GPUs are the quota; CPU and memory unlimited (-1). A 0 CPU quota would make every
     # non-preemptible workload "over quota" on CPU (KAI's NonPreemptibleOverQuota, seen in a capture).

@@ -34,7 +34,8 @@ LAB_ROLES: dict[str, list[Obj]] = {
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["list", "watch"]},
     ],
     # The driver creates the tenancy (namespaces, queues, priority classes, nodes) and the workloads,
-    # reads everything it computes the Run:ai series from, and labels pods for kwok's failure stage.
+    # reads everything it computes the Run:ai series from, labels pods for kwok's failure stage, and
+    # puts PodGroups that name no node pool in one (or tells why not in an event), as Run:ai does.
     "runai-driver": [
         {
             "apiGroups": [""],
@@ -43,7 +44,8 @@ LAB_ROLES: dict[str, list[Obj]] = {
         },
         # nodes/status: the nodes' shape; pods/status: a container an XID killed, as its kubelet writes it.
         {"apiGroups": [""], "resources": ["nodes/status", "pods/status"], "verbs": ["patch"]},
-        {"apiGroups": [""], "resources": ["events", "serviceaccounts"], "verbs": READ},
+        {"apiGroups": [""], "resources": ["events"], "verbs": [*READ, "create"]},
+        {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": READ},
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": [*READ, "create", "patch", "delete"]},
         {"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs"], "verbs": [*READ, "create", "delete"]},
         {
@@ -52,7 +54,8 @@ LAB_ROLES: dict[str, list[Obj]] = {
             "verbs": [*READ, "create", "patch"],
         },
         {"apiGroups": ["scheduling.run.ai"], "resources": ["queues"], "verbs": [*READ, "create", "patch"]},
-        {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups", "bindrequests"], "verbs": READ},
+        {"apiGroups": ["scheduling.run.ai"], "resources": ["podgroups"], "verbs": [*READ, "patch"]},
+        {"apiGroups": ["scheduling.run.ai"], "resources": ["bindrequests"], "verbs": READ},
     ],
 }
 

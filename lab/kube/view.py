@@ -16,7 +16,7 @@ from typing import Any
 
 from lab.blueprint.runai_blueprint import PRIORITY_CLASSES, RunaiBlueprint
 from lab.kube.devices import DeviceAssigner
-from lab.kube.manifests import DCGM_CLASS_ANNOTATION, GPU_RESOURCE
+from lab.kube.manifests import DCGM_CLASS_ANNOTATION, GPU_RESOURCE, project_of_namespace
 from lab.runai import GpuStat, Node, Phase, Pod, PodPhase, Workload, nodes_of
 
 Obj = dict[str, Any]
@@ -117,7 +117,8 @@ def _workload(
     requests = container.get("resources", {}).get("requests", {})
     priority_class = pod_spec.get("priorityClassName", "")
     priority = PRIORITY_CLASSES.get(priority_class, 0)
-    project = labels.get("project", "")
+    # A user's workload may carry only its queue label: its project is its namespace's.
+    project = labels.get("project") or project_of_namespace(bp, meta.get("namespace", "")) or ""
     created = timestamp(meta.get("creationTimestamp")) or at
     workload = Workload(
         uid=meta["uid"],
@@ -157,6 +158,9 @@ def _workload(
                 pod.get("status", {}).get("podIP", ""),
             )
         )
+    if not workload.nodepool:  # a user's workload that named none: where a pod of it is bound
+        bound = {p.node for p in workload.pods if p.node}
+        workload.nodepool = next((pool.name for pool in bp.node_pools if bound & set(pool.node_names())), "")
     done, failed = _DONE[_kind(job)]
     finished = _condition(job, done) or _condition(job, failed)
     end = timestamp(finished.get("lastTransitionTime")) if finished else None

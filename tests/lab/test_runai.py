@@ -800,10 +800,92 @@ def test_a_gang_that_does_not_fit_stays_pending_whole_with_kais_reason(runai: Ru
     _client(runai).delete("PyTorchJob", namespace, "gang-waits")
 
 
+def _by_hand(job: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """The workload as a user's kubectl submits it: ``labels`` alone on it and on its pods."""
+    job["metadata"]["labels"] = dict(labels)
+    specs = job["spec"].get("pytorchReplicaSpecs")
+    for template in [r["template"] for r in specs.values()] if specs else [job["spec"]["template"]]:
+        template["metadata"]["labels"] = dict(labels)
+    return job
+
+
+def _placed_group(model: RunaiBlueprint, job: dict[str, Any]) -> dict[str, Any]:
+    """The job's PodGroup once it has a node pool (the driver's pod-group assigner gives it one)."""
+
+    def placed() -> dict[str, Any] | None:
+        # KAI names a Job's pod's PodGroup after the pod, a PyTorchJob's after the job: its pods say which.
+        names = {p["metadata"].get("annotations", {}).get("pod-group-name") for p in _gang_pods(model, job)}
+        groups = _client(model).list("PodGroup", job["metadata"]["namespace"])
+        group = next((g for g in groups if g["metadata"]["name"] in names), None)
+        return group if group and manifests.NODE_POOL_LABEL in group["metadata"].get("labels", {}) else None
+
+    return wait_for(placed, 60, f"a node pool on {job['metadata']['name']}'s PodGroup")
+
+
+def test_a_pytorchjob_with_only_its_queue_label_gets_its_queues_pool_and_runs(runai: RunaiBlueprint) -> None:
+    """As a user submits one with kubectl: no node-pool, project or user label. KAI's podgrouper makes a
+    PodGroup no scheduler shard lists; the pod-group assigner puts it in its queue's pool."""
+    workload = Arrivals(runai, random.Random(5)).make(
+        runai.workload_class("dist"),
+        0.0,
+        project="team-a",
+        gpus_per_pod=GANG_GPUS,
+        run_seconds=LONG_RUN_S,
+        will_fail=False,
+    )
+    workload.name, workload.pods_count = "gang-borrows", 2  # the reclaim below counts on this gang
+    job = _by_hand(manifests.pytorch_job(runai, workload, 1.0), {manifests.QUEUE_LABEL: "team-a-default"})
+    created = _client(runai).create(job)
+    group = _placed_group(runai, created)
+    assert group["metadata"]["labels"][manifests.NODE_POOL_LABEL] == "default"
+    assert group["spec"]["queue"] == "team-a-default" and group["spec"]["minMember"] == 2
+    wait_for(lambda: len(_running(_gang_pods(runai, created))) == 2, 120, "gang-borrows running")
+
+
+def test_a_job_naming_its_project_goes_by_the_priority_list_and_one_outside_projects_is_told_why(
+    runai: RunaiBlueprint,
+) -> None:
+    infer = runai.workload_class("infer")
+    workload = Arrivals(runai, random.Random(6)).make(
+        infer, 0.0, project="team-c", gpus_per_pod=1, run_seconds=LONG_RUN_S, will_fail=False
+    )
+    workload.name = "by-project"
+    # The queue label names the project, as Run:ai's own label does: team-c's list is inference, default.
+    mine = _client(runai).create(
+        _by_hand(manifests.job(runai, workload, 1.0), {manifests.QUEUE_LABEL: "team-c"})
+    )
+    stray_job = _by_hand(manifests.job(runai, workload, 1.0), {manifests.QUEUE_LABEL: "team-a-default"})
+    stray_job["metadata"] |= {"name": "stray", "namespace": "default"}
+    stray = _client(runai).create(stray_job)
+    try:
+        group = _placed_group(runai, mine)
+        assert runai.node_pool_priority("team-c") == ["inference", "default"]
+        assert group["metadata"]["labels"][manifests.NODE_POOL_LABEL] == "inference"
+        assert group["spec"]["queue"] == "team-c-inference"
+        pods = wait_for(lambda: _running(_gang_pods(runai, mine)), 120, "by-project running")
+        assert pods[0]["spec"]["nodeName"] in runai.pool("inference").node_names()
+        # Outside every project namespace: no pool, and an event that says so and what to do.
+        told = wait_for(
+            lambda: [
+                e
+                for e in _events(runai)
+                if e["involvedObject"]["kind"] == "PodGroup" and e["involvedObject"]["namespace"] == "default"
+            ],
+            60,
+            "the pod-group assigner's event on the stray PodGroup",
+        )
+        assert (told[0]["type"], told[0]["reason"]) == ("Warning", "Unschedulable")
+        assert told[0]["source"]["component"] == "pod-group-assigner"
+        assert "namespace default is no project's" in told[0]["message"]
+        assert f"{manifests.NODE_POOL_LABEL}=<pool>" in told[0]["message"]
+        assert not any(p["spec"].get("nodeName") for p in _gang_pods(runai, stray))
+    finally:
+        _client(runai).delete("Job", "runai-team-c", "by-project")
+        _client(runai).delete("Job", "default", "stray")
+
+
 def test_a_reclaim_evicts_gangs_whole_and_the_operator_recreates_them(runai: RunaiBlueprint) -> None:
-    # team-a (quota 24) borrows the whole pool with gangs only: gang-fits (32 GPUs) and a 16-GPU one.
-    second = _submit_gang(runai, "gang-borrows", "team-a", pods=2)
-    wait_for(lambda: len(_running(_gang_pods(runai, second))) == 2, 120, "gang-borrows running")
+    # team-a (quota 24) borrows the whole pool with gangs only: gang-fits (32 GPUs) and gang-borrows (16).
     # team-b claims its quota of 16 with single-GPU training: KAI must reclaim from team-a's gangs.
     train = runai.workload_class("train")
     arrivals = Arrivals(runai, random.Random(7))

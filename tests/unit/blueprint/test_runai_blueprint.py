@@ -73,7 +73,11 @@ def test_a_project_without_a_priority_list_defaults_to_its_pools_in_blueprint_or
             "(top level)",
             "duplicate projects.team-c.default_node_pools names: ['default']",
         ),
-        (lambda d: d["projects"][2].update(default_node_pools=[]), "projects.2.default_node_pools", "at least 1"),
+        (
+            lambda d: d["projects"][2].update(default_node_pools=[]),
+            "projects.2.default_node_pools",
+            "at least 1",
+        ),
         (lambda d: d.pop("resources_per_gpu"), "resources_per_gpu", "required field is missing"),
         (lambda d: d.update(ports={"prometheus": 9190, "runai": 9190}), "ports", "give each its own"),
         (lambda d: d.update(ports={"prometheus": 80}), "ports.prometheus", "greater than or equal to 1024"),

@@ -127,3 +127,13 @@ def test_a_pytorchjob_is_one_workload_of_all_its_replicas_and_its_conditions() -
         "pj1"
     ]
     assert finished.phase is Phase.COMPLETED
+
+
+def test_a_users_workload_with_only_its_queue_label_has_its_namespaces_project_and_its_nodes_pool() -> None:
+    job = _job()
+    job["metadata"] |= {"namespace": "runai-team-c", "labels": {"kai.scheduler/queue": "team-c"}}
+    waiting = view.build(BP, 1796205600.0, [job], [_pod("Pending", None)], DeviceAssigner({}), {}, {})
+    assert (waiting.workloads["j1"].project, waiting.workloads["j1"].department) == ("team-c", "product")
+    assert waiting.workloads["j1"].nodepool == ""  # no pool until the pod-group assigner's pool binds it
+    bound = view.build(BP, 1796205600.0, [job], [_pod("Running", "dgxi-001")], DeviceAssigner({}), {}, {})
+    assert bound.workloads["j1"].nodepool == "inference"

@@ -6,6 +6,7 @@ on the gpu-fault scenario."""
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import json
 import random
@@ -35,6 +36,7 @@ from lab.kube.scenarios import LONG_RUN_S
 from lab.kube.view import gpus_of
 from lab.paths import lab_state_dir
 from lab.runai import Arrivals, rest_auth, walk
+from tests import runai_sdk
 from tests.lab_groups import RUNAI_BLUEPRINT
 
 from .conftest import delivered, logsql, run_lab, silent_panels, unix_time, wait_for
@@ -1265,6 +1267,32 @@ def test_workloads_one_workload_and_its_pods_are_the_api_servers_objects(runai: 
         return api == server
 
     wait_for(pods_agree, 60, "the workload's pods equal to the API server's")
+
+
+def test_the_run_ai_sdk_signs_in_and_reads_every_path_the_lab_serves_into_its_models(
+    runai: RunaiBlueprint,
+) -> None:
+    """runapy 1.220.0, Run:ai's own client, as a site's script uses it: its own token request
+    (``app_token`` with ``AppId``), its refresh's decoding of the token, every call the lab serves."""
+    _running_workload(runai)  # the workloads' paths read a running one
+    secret = (runai_lab.rest_keys_dir(runai.name) / rest_auth.CLIENT_SECRET_FILE).read_text().strip()
+    sdk = runai_sdk.client(_rest_url(runai), rest_auth.CLIENT_ID, secret)
+    read = runai_sdk.read_every_path(sdk, datetime.datetime.now(datetime.UTC))
+    assert sorted(read.parsed) == sorted(runai_sdk.CALLS)
+    # The values are the cluster's: the blueprint's cluster, pools, nodes, projects and departments.
+    assert [str(c.uuid) for c in read.parsed["get_clusters"]] == [runai.cluster_id]
+    assert [p.name for p in read.parsed["get_nodepools"]] == [p.name for p in runai.node_pools]
+    nodes = sorted(n["name"] for n in read.raw["get_nodes"]["nodes"])
+    assert nodes == sorted(n for p in runai.node_pools for n in p.node_names())
+    projects = {p["name"]: p["defaultNodePools"] for p in read.raw["get_projects"]["projects"]}
+    assert projects == {p.name: runai.node_pool_priority(p.name) for p in runai.projects}
+    assert {d.name for d in read.parsed["get_departments"]} == {d.name for d in runai.departments}
+    total = next(m for m in read.parsed["get_cluster_metrics"].measurements if m.type == "TOTAL_GPU")
+    gpus = sum(p.nodes * p.gpus_per_node for p in runai.node_pools)
+    assert total.values and {float(v.value) for v in total.values} == {float(gpus)}
+    workload = read.parsed["get_workload"]
+    assert workload.cluster_id == runai.cluster_id and workload.namespace.startswith("runai-")
+    assert {p.workload_id for p in read.parsed["get_workload_pods"]} == {workload.id}
 
 
 # --- Slow job, starved: a gang reclaimed twice within minutes (docs/journeys.md) ---------------------------

@@ -1,9 +1,10 @@
 """Workloads and pods as the Run:ai 2.20 API shows them (schemas ``Workload``, ``WorkloadDetailed``,
 ``Pod1``), from the cluster state the driver builds of the API server's objects (pure).
 
-Only fields whose value the lab knows are written; the ones the schema requires but no source fills
-(``tenantId``, ``k8sPhase`` of a workload, ``phaseUpdatedAt``, ``k8sPhaseUpdatedAt``, ``updatedAt``) are
-PENDING in cantfind.md. Project, department and node-pool ids are their names (Run:ai numbers them;
+Only fields whose value the lab knows are written, and the ones the schema requires (a workload's
+``tenantId``, ``k8sPhase``, ``phaseUpdatedAt``, ``k8sPhaseUpdatedAt``, ``updatedAt``), which the SDK's
+models refuse to do without: the lab's tenant, and the phase and its start as the cluster shows them
+(lab choices, cantfind.md). Project, department and node-pool ids are their names (Run:ai numbers them;
 the lab has no control plane to do so).
 """
 
@@ -13,9 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from lab.runai.api.params import Filter, bad_request, iso, iso_time
-from lab.runai.cluster_state import ALLOCATED, CONTAINER, Pod, PodPhase, Workload
+from lab.runai.cluster_state import ALLOCATED, CONTAINER, Phase, Pod, PodPhase, Workload
 
 Obj = dict[str, Any]
+# Lab choice (cantfind.md): the lab is one tenant; TenantId is an int32, this its schema's example.
+TENANT_ID = 1001
 _DATES = ("createdAt", "completedAt")
 
 
@@ -31,9 +34,27 @@ def _current_pools(w: Workload) -> list[str]:
     return [w.nodepool] if any(p.node for p in w.pods) else []
 
 
+def _k8s_phase(w: Workload) -> str:
+    """The workload's phase in Kubernetes' words (PodPhase): its end, else its pods' furthest."""
+    if w.phase in (Phase.COMPLETED, Phase.FAILED):
+        return (PodPhase.SUCCEEDED if w.phase is Phase.COMPLETED else PodPhase.FAILED).value
+    running = any(p.phase is PodPhase.RUNNING for p in w.pods)
+    return (PodPhase.RUNNING if running else PodPhase.PENDING).value
+
+
+def _phase_since(w: Workload) -> float:
+    """When the workload entered its phase: its end, its first pod's start, else its submission."""
+    if w.finished_at is not None:
+        return w.finished_at
+    if w.phase is Phase.RUNNING:
+        return w.submitted_at + w.pending_seconds
+    return w.submitted_at
+
+
 def workload(w: Workload, cluster_id: str) -> Obj:
     live = w.pods
     allocated = w.phase in ALLOCATED
+    since = iso(_phase_since(w))
     return {
         "type": w.workload_type,
         "name": w.name,
@@ -50,6 +71,11 @@ def workload(w: Workload, cluster_id: str) -> Obj:
         "namespace": w.namespace,
         "createdAt": iso(w.submitted_at),
         "phase": w.phase.value,
+        "phaseUpdatedAt": since,
+        "k8sPhase": _k8s_phase(w),
+        "k8sPhaseUpdatedAt": since,
+        "updatedAt": since,
+        "tenantId": TENANT_ID,
         "conditions": [],
         "runningPods": sum(p.phase is PodPhase.RUNNING for p in live),
         "requestedPods": {"number": w.pods_count},
@@ -90,6 +116,10 @@ def pod(w: Workload, p: Pod, cluster_id: str, image: str) -> Obj:
         "requestedResources": _resources(w.gpus_per_pod, w.cpu_millis_per_pod, w.memory_bytes_per_pod),
         "allocatedResources": {"gpu": float(len(p.gpus)) if p.allocated else 0.0},
         "k8sPhase": p.phase.value,
+        # Required by Pod1; the lab keeps no pod status times, so its creation (lab choice).
+        "k8sPhaseUpdatedAt": iso(p.created_at),
+        "updatedAt": iso(p.created_at),
+        "tenantId": TENANT_ID,
         "ip": p.ip or None,
         "deletedAt": None,
     }

@@ -17,14 +17,12 @@ from typing import Any
 
 from lab.blueprint.runai_blueprint import Department, NodePool, PoolQuota, Project, RunaiBlueprint
 from lab.runai.api import auth
-from lab.runai.api.objects import compare, order
+from lab.runai.api.objects import TENANT_ID, compare, order
 from lab.runai.api.params import Filter, iso
 from lab.runai.cluster_state import ClusterState, Node
 from lab.versions import KUBERNETES_VERSION
 
 Obj = dict[str, Any]
-# Lab choice (cantfind.md): the lab is one tenant; TenantId is an int32, this its schema's example.
-TENANT_ID = 1001
 # The node label that puts a node in a pool: lab/kube/manifests.py NODE_POOL_LABEL, KAI's
 # DefaultNodePoolLabelKey (lab.kube builds on this package, so the name is repeated, and a test holds
 # the two equal).

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import json
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -13,6 +15,7 @@ import pytest
 from lab.runai.api import auth
 from lab.runai.api.rest_server import RestServer, serve
 from lab.runai.api.routes import RestApi
+from tests import runai_sdk
 
 from ...kube.api_objects import busy
 
@@ -61,7 +64,6 @@ def test_without_a_token_the_answer_is_401_with_the_error_body(server: RestServe
 def test_the_run_ai_sdk_signs_in_and_lists_what_a_script_lists_first(server: RestServer) -> None:
     """runapy 1.220.0 against the lab over HTTP: its token request (``AppId``/``AppSecret``), its
     decoding of the token's ``exp`` (auto_refresh_token, on by default), then the listing calls."""
-    pytest.importorskip("runai")
     from runai.api_client import ApiClient
     from runai.configuration import Configuration
     from runai.runai_client import RunaiClient
@@ -85,3 +87,19 @@ def test_the_run_ai_sdk_signs_in_and_lists_what_a_script_lists_first(server: Res
     assert org.projects.get_project(project_id="team-c").data["defaultNodePools"] == ["inference", "default"]
     assert [d["id"] for d in org.departments.get_departments().data["departments"]] == ["research", "product"]
     assert org.departments.get_department(department_id="product").data["totalResources"]["gpuQuota"] == 24.0
+
+
+def test_runapy_reads_every_path_the_lab_serves_into_its_own_models(server: RestServer) -> None:
+    """Each answer of the scripted cluster read by the SDK's models; the lab test does it on a real one."""
+    server.api.scraped(time.time() - 60)  # one scrape's values: the metrics paths have a sample
+    sdk = runai_sdk.client(f"http://{server.listen_address}", auth.CLIENT_ID, "s3cret")
+    read = runai_sdk.read_every_path(sdk, datetime.datetime.now(datetime.UTC))
+    assert sorted(read.parsed) == sorted(runai_sdk.CALLS)
+    totals = {
+        m.type: [float(v.value) for v in m.values or []]
+        for m in read.parsed["get_cluster_metrics"].measurements
+    }
+    assert totals["TOTAL_GPU"] == [64.0] and totals["TOTAL_GPU_NODES"] == [8.0]
+    workload = read.parsed["get_workload"]
+    assert (workload.tenant_id, workload.k8s_phase) == (1001, "Running")
+    assert workload.phase_updated_at == workload.k8s_phase_updated_at == workload.updated_at

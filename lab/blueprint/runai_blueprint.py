@@ -102,7 +102,9 @@ class WorkloadClass(Strict):
     priority_class: str
     rate_per_hour: float = Field(ge=0)
     projects: list[Name] = Field(min_length=1)
-    nodepool: Name
+    # The node pool its workloads name; none: they name none, as a user's kubectl job often does, and
+    # go by their project's node-pool priority list (lab/kube/nodepools.py).
+    nodepool: Name | None = None
     pods: int = Field(default=1, ge=1, le=64)
     gpus_per_pod: dict[int, float] = Field(min_length=1)
     runtime: Runtime
@@ -230,20 +232,20 @@ class RunaiBlueprint(Strict):
                 )
         classes = {w.name for w in self.workloads}
         for workload in self.workloads:
-            if workload.nodepool not in pools:
+            if workload.nodepool is not None and workload.nodepool not in pools:
                 raise ValueError(
                     f"workload class {workload.name!r}: nodepool {workload.nodepool!r} not in {pools}"
                 )
             unknown = sorted(set(workload.projects) - set(projects))
             if unknown:
                 raise ValueError(f"workload class {workload.name!r} names unknown projects {unknown}")
-            pool = self.pool(workload.nodepool)
-            too_big = [g for g in workload.gpus_per_pod if g > pool.gpus_per_node or g < 1]
-            if too_big:
-                raise ValueError(
-                    f"workload class {workload.name!r}: gpus_per_pod {too_big} do not fit a node of pool "
-                    f"{pool.name!r} ({pool.gpus_per_node} GPUs)"
-                )
+            for pool in self.pools_of(workload):
+                too_big = [g for g in workload.gpus_per_pod if g > pool.gpus_per_node or g < 1]
+                if too_big:
+                    raise ValueError(
+                        f"workload class {workload.name!r}: gpus_per_pod {too_big} do not fit a node of "
+                        f"pool {pool.name!r} ({pool.gpus_per_node} GPUs)"
+                    )
         s = self.scenarios
         checks = [
             ("scenarios.quota_exhaustion.project", s.quota_exhaustion.project, projects),
@@ -257,6 +259,9 @@ class RunaiBlueprint(Strict):
         for field, value, allowed in checks:
             if value not in allowed:
                 raise ValueError(f"{field} is {value!r}; use one of {sorted(allowed)}")
+            # A scenario's scripted work runs, and is looked for, in its class's own pool.
+            if allowed is classes and self.workload_class(value).nodepool is None:
+                raise ValueError(f"{field} is {value!r}, a class that names no nodepool; give it one")
         return self
 
     def pool(self, name: str) -> NodePool:
@@ -264,6 +269,18 @@ class RunaiBlueprint(Strict):
 
     def project(self, name: str) -> Project:
         return next(p for p in self.projects if p.name == name)
+
+    def scenario_pool(self, wclass: WorkloadClass) -> str:
+        """The pool a scenario's class names (loading refuses a scenario class that names none)."""
+        assert wclass.nodepool is not None, f"scenario class {wclass.name} names no nodepool"
+        return wclass.nodepool
+
+    def pools_of(self, wclass: WorkloadClass) -> list[NodePool]:
+        """The pools a class's workloads may run in: its own, else its projects' priority lists'."""
+        if wclass.nodepool is not None:
+            return [self.pool(wclass.nodepool)]
+        names = {pool for project in wclass.projects for pool in self.node_pool_priority(project)}
+        return [p for p in self.node_pools if p.name in names]
 
     def node_pool_priority(self, project: str) -> list[str]:
         """Where a workload of ``project`` that names no node pool may go, first choice first."""

@@ -153,7 +153,7 @@ def _runai_values(bp: RunaiBlueprint) -> _Values:
         (queue_of(p.name, pool), "blueprint projects' queues") for p in bp.projects for pool in p.quotas
     ]
     pod_queues += [
-        (queue_of(project, w.nodepool), "blueprint projects' queues")
+        (queue_of(project, w.nodepool) if w.nodepool else project, "blueprint projects' queues")
         for w in bp.workloads
         for project in w.projects
     ]

@@ -145,9 +145,12 @@ def workload(bp: RunaiBlueprint, w: Workload, time_scale: float) -> Obj:
 
 
 def _labels(w: Workload) -> dict[str, str]:
+    """A workload of a pool names the project's queue there; one of none names the project, and Run:ai's
+    pod-group assigner (lab/kube/nodepools.py) chooses from its priority list."""
+    pool = {QUEUE_LABEL: queue_name(w.project, w.nodepool), NODE_POOL_LABEL: w.nodepool} if w.nodepool else {}
     return {
-        QUEUE_LABEL: queue_name(w.project, w.nodepool),
-        NODE_POOL_LABEL: w.nodepool,
+        QUEUE_LABEL: w.project,
+        **pool,
         "project": w.project,
         "user": w.user,
         "runai/queue": w.project,

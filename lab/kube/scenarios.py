@@ -96,7 +96,7 @@ def claim(bp: RunaiBlueprint, arrivals: Arrivals, t: float) -> list[Workload]:
     wclass = bp.workload_class(storm.claimant_class)
     return [
         _long_run(arrivals, wclass, storm.claimant, t, 1)
-        for _ in range(bp.quota(storm.claimant, wclass.nodepool).gpu)
+        for _ in range(bp.quota(storm.claimant, bp.scenario_pool(wclass)).gpu)
     ]
 
 
@@ -127,13 +127,14 @@ def _borrow_free_gpus(
     on no bound pod, and not asked for by a pod of the pool still waiting for KAI (an arrival just
     submitted would otherwise split a node a replica needs whole)."""
     per_pod = max(wclass.gpus_per_pod, key=lambda gpus: (wclass.gpus_per_pod[gpus], gpus))
-    nodes = cluster.bp.pool(wclass.nodepool).node_names()
+    pool = cluster.bp.scenario_pool(wclass)
+    nodes = cluster.bp.pool(pool).node_names()
     waiting = sum(
         view.gpus_of(p)
         for p in pods
         if not p["spec"].get("nodeName")
         and p.get("status", {}).get("phase", "Pending") == "Pending"
-        and p["metadata"].get("labels", {}).get(manifests.NODE_POOL_LABEL) == wclass.nodepool
+        and p["metadata"].get("labels", {}).get(manifests.NODE_POOL_LABEL) == pool
     )
     free = [len(cluster.devices.free(n)) for n in nodes]
     replicas = min(sum(f // per_pod for f in free), (sum(free) - waiting) // per_pod)

@@ -101,7 +101,7 @@ class Arrivals:
             priority_class=wclass.priority_class,
             priority=priority,
             preemptible=priority < NON_PREEMPTIBLE_FROM,
-            nodepool=wclass.nodepool,
+            nodepool=wclass.nodepool or "",  # none: the pod-group assigner chooses
             pods_count=wclass.pods,
             gpus_per_pod=gpus_per_pod,
             cpu_millis_per_pod=int(per_gpu.cpu_cores * 1000 * gpus_per_pod),

@@ -35,6 +35,12 @@ def test_shipped_blueprint_loads() -> None:
     assert (bp.ports.prometheus, bp.ports.alertmanager, bp.ports.kube_apiserver) == (9190, 9193, 16443)
 
 
+def test_a_class_that_names_no_pool_may_run_in_its_projects_priority_lists() -> None:
+    bp = shipped()
+    assert [p.name for p in bp.pools_of(bp.workload_class("infer"))] == ["default", "inference"]
+    assert [p.name for p in bp.pools_of(bp.workload_class("train"))] == ["default"]
+
+
 def test_a_project_without_a_priority_list_defaults_to_its_pools_in_blueprint_order() -> None:
     data = shipped_data()
     data["projects"][2].pop("default_node_pools")

@@ -123,3 +123,13 @@ def test_a_single_pod_workload_stays_a_job() -> None:
     w = Arrivals(BP, random.Random(1)).make(BP.workload_class("train"), 0.0, project="team-a", gpus_per_pod=2)
     obj = manifests.workload(BP, w, time_scale=1.0)
     assert obj["kind"] == "Job" and obj["spec"]["template"]["spec"]["containers"][0]["name"] == "main"
+
+
+def test_a_workload_of_a_class_that_names_no_pool_names_its_project_and_no_pool() -> None:
+    """As a user's kubectl job: the pod-group assigner (lab/kube/nodepools.py) chooses the pool."""
+    infer = BP.workload_class("infer")
+    assert infer.nodepool is None
+    job = manifests.workload(BP, Arrivals(BP, random.Random(2)).make(infer, 0.0), 1.0)
+    for labels in (job["metadata"]["labels"], job["spec"]["template"]["metadata"]["labels"]):
+        assert labels[manifests.QUEUE_LABEL] == "team-c"
+        assert manifests.NODE_POOL_LABEL not in labels

@@ -674,7 +674,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")  # KAI's zap console encoder colours its co
 SESSION = re.compile(r"\.go:\d+\s+\[(\w{6})\]")  # the scheduling session's id after the caller
 
 
-def _submit_gang(model: RunaiBlueprint, name: str, project: str, pods: int) -> dict[str, Any]:
+def _gang(model: RunaiBlueprint, name: str, project: str, pods: int) -> dict[str, Any]:
     """A user's PyTorchJob of ``pods`` replicas (one master, the rest workers) of eight GPUs each."""
     workload = Arrivals(model, random.Random(name)).make(
         model.workload_class("dist"),
@@ -685,7 +685,11 @@ def _submit_gang(model: RunaiBlueprint, name: str, project: str, pods: int) -> d
         will_fail=False,
     )
     workload.name, workload.pods_count = name, pods
-    created: dict[str, Any] = _client(model).create(manifests.pytorch_job(model, workload, 1.0))
+    return manifests.pytorch_job(model, workload, 1.0)
+
+
+def _submit_gang(model: RunaiBlueprint, name: str, project: str, pods: int) -> dict[str, Any]:
+    created: dict[str, Any] = _client(model).create(_gang(model, name, project, pods))
     return created
 
 
@@ -827,16 +831,8 @@ def _placed_group(model: RunaiBlueprint, job: dict[str, Any]) -> dict[str, Any]:
 def test_a_pytorchjob_with_only_its_queue_label_gets_its_queues_pool_and_runs(runai: RunaiBlueprint) -> None:
     """As a user submits one with kubectl: no node-pool, project or user label. KAI's podgrouper makes a
     PodGroup no scheduler shard lists; the pod-group assigner puts it in its queue's pool."""
-    workload = Arrivals(runai, random.Random(5)).make(
-        runai.workload_class("dist"),
-        0.0,
-        project="team-a",
-        gpus_per_pod=GANG_GPUS,
-        run_seconds=LONG_RUN_S,
-        will_fail=False,
-    )
-    workload.name, workload.pods_count = "gang-borrows", 2  # the reclaim below counts on this gang
-    job = _by_hand(manifests.pytorch_job(runai, workload, 1.0), {manifests.QUEUE_LABEL: "team-a-default"})
+    # The reclaim below counts on this gang.
+    job = _by_hand(_gang(runai, "gang-borrows", "team-a", pods=2), {manifests.QUEUE_LABEL: "team-a-default"})
     created = _client(runai).create(job)
     group = _placed_group(runai, created)
     assert group["metadata"]["labels"][manifests.NODE_POOL_LABEL] == "default"

@@ -3,7 +3,6 @@ departments, read by the Run:ai SDK's own models (runapy 1.220.0) and held to th
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +11,10 @@ import pytest
 from lab.kube.manifests import NODE_POOL_LABEL
 from lab.kube.manifests import nodes as node_objects
 from lab.runai.api import auth, org
-from lab.runai.api.routes import Answer, RestApi
+from lab.runai.api.routes import RestApi
 
 from ...kube.api_objects import BP, busy
+from .test_routes import _error, get, ok
 
 models = pytest.importorskip("runai.models")
 
@@ -55,23 +55,6 @@ def api(tmp_path: Path) -> RestApi:
     rest = RestApi(CREDS, "image", clock=lambda: NOW, started=STARTED)
     rest.observe(busy(tmp_path).look())
     return rest
-
-
-def get(api: RestApi, target: str) -> Answer:
-    grant = {"grantType": "app_token", "AppId": auth.CLIENT_ID, "AppSecret": "s3cret"}
-    token = api.handle("POST", "/api/v1/token", {}, json.dumps(grant).encode()).body["accessToken"]
-    return api.handle("GET", target, {"authorization": f"Bearer {token}"})
-
-
-def ok(api: RestApi, target: str) -> Any:
-    answer = get(api, target)
-    assert answer.status == 200, answer.body
-    return answer.body
-
-
-def _error(answer: Answer, code: int) -> str:
-    assert answer.status == code and answer.body["code"] == code
-    return str(answer.body["message"])
 
 
 def test_the_cluster_is_the_blueprints(api: RestApi) -> None:

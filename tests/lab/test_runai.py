@@ -833,11 +833,15 @@ def test_a_pytorchjob_with_only_its_queue_label_gets_its_queues_pool_and_runs(ru
     PodGroup no scheduler shard lists; the pod-group assigner puts it in its queue's pool."""
     # The reclaim below counts on this gang.
     job = _by_hand(_gang(runai, "gang-borrows", "team-a", pods=2), {manifests.QUEUE_LABEL: "team-a-default"})
+    began = time.monotonic()
     created = _client(runai).create(job)
     group = _placed_group(runai, created)
+    placed = time.monotonic() - began
     assert group["metadata"]["labels"][manifests.NODE_POOL_LABEL] == "default"
     assert group["spec"]["queue"] == "team-a-default" and group["spec"]["minMember"] == 2
     wait_for(lambda: len(_running(_gang_pods(runai, created))) == 2, 120, "gang-borrows running")
+    running = time.monotonic() - began
+    print(f"gang-borrows placed {placed:.1f} s, running {running:.1f} s after submission")  # BENCHMARKS.md
 
 
 def test_a_job_naming_its_project_goes_by_the_priority_list_and_one_outside_projects_is_told_why(

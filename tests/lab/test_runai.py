@@ -617,10 +617,16 @@ def test_quota_exhaustion_shows_a_backlog_and_kai_quota_reasons(runai: RunaiBlue
     )
     assert all(e["source"]["component"] == runai.scheduler_name for e in unschedulable)
     assert any(str(e["message"]).startswith("NonPreemptibleOverQuota: ") for e in unschedulable)
-    # KAI never runs a non-preemptible workload over its queue's quota: team-c holds at most its 8 GPUs.
+    # KAI never runs a non-preemptible workload over its queue's quota: team-c holds at most its 8 GPUs
+    # in pool default (its serving, which names no pool, may run there too when pool inference is full).
+    in_default = (
+        'max by (namespace, pod) (kube_pod_info{namespace="runai-team-c"} * on (node) group_left ()'
+        ' kube_node_labels{label_kai_scheduler_node_pool="default"})'
+    )
     allocated = (
         'sum(kube_pod_container_resource_limits{resource="nvidia_com_gpu", namespace="runai-team-c"}'
-        ' * on (namespace, pod) group_left () (kube_pod_status_phase{phase="Running"} == 1))'
+        ' * on (namespace, pod) group_left () (kube_pod_status_phase{phase="Running"} == 1)'
+        f" * on (namespace, pod) group_left () {in_default})"
     )
 
     # At 60 blueprint seconds a wall second team-c's pods run for seconds, so one instant may catch none

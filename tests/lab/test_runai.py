@@ -638,6 +638,55 @@ def test_quota_exhaustion_shows_a_backlog_and_kai_quota_reasons(runai: RunaiBlue
     assert wait_for(peak, 120, "team-c's pods running")[0] <= runai.quota("team-c", "default").gpu
 
 
+def _kai(model: RunaiBlueprint, signal: str, pool: str) -> None:
+    """Send ``signal`` to pool ``pool``'s KAI scheduler in the lab's container (SIGSTOP: a hung
+    scheduler, its process still there, its scrapes timing out; SIGCONT: it goes on)."""
+    container = docker.from_env().containers.get(contract.container_name(model.name, "runai"))
+    result = container.exec_run(["pkill", f"-{signal}", "-f", "--", f"--partition-label-value={pool}( |$)"])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_hung_pool_scheduler_with_pods_waiting_is_told_once_as_scheduling_stopped(
+    runai: RunaiBlueprint,
+) -> None:
+    """After the quota test: team-c's builds wait in pool default. Its scheduler hangs: one
+    RunaiSchedulingStopped naming it, no TargetDown for it; resolved once it goes on."""
+    waiting = (
+        'count(kube_pod_labels{namespace="runai-team-c", label_kai_scheduler_node_pool="default"}'
+        ' * on (namespace, pod) group_left () (kube_pod_status_phase{phase="Pending"} == 1))'
+    )
+    wait_for(lambda: promql.query(PROMETHEUS, waiting), 60, "team-c's builds waiting in pool default")
+    hung = time.time()
+    _kai(runai, "STOP", "default")
+    try:
+        told = wait_for(
+            lambda: delivered(runai.name, "RunaiSchedulingStopped", "firing", hung),
+            180,  # four failed scrapes (the 10 s timeout each), the rule's minute, group_wait
+            "RunaiSchedulingStopped delivered",
+        )
+    finally:
+        _kai(runai, "CONT", "default")
+    back = time.time()
+    print(f"RunaiSchedulingStopped delivered {unix_time(told[-1].received_at) - hung:.1f} s after the hang")
+    (alert,) = [a for d in told for a in d.alerts if a["labels"]["alertname"] == "RunaiSchedulingStopped"]
+    assert (alert["labels"]["job"], alert["labels"]["severity"]) == ("kai-default", "critical")
+    resolved = wait_for(
+        lambda: delivered(runai.name, "RunaiSchedulingStopped", "resolved", back),
+        180,
+        "RunaiSchedulingStopped resolved",
+    )
+    print(
+        f"RunaiSchedulingStopped resolved {unix_time(resolved[-1].received_at) - back:.1f} s after it went on"
+    )
+    down = [
+        a
+        for d in delivered(runai.name, "TargetDown", "firing", hung)
+        for a in d.alerts
+        if a["labels"].get("job") == "kai-default"
+    ]
+    assert not down, down
+
+
 def test_preemption_storm_reclaims_from_the_over_quota_project(runai: RunaiBlueprint) -> None:
     _up("preemption-storm")
     # team-a borrows the pool with gangs (PyTorchJobs of the dist class): each reclaim of an n-replica

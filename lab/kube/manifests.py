@@ -19,6 +19,7 @@ from __future__ import annotations
 from lab.blueprint.runai_blueprint import UNLIMITED, PoolQuota, RunaiBlueprint
 from lab.kube.api import Obj
 from lab.runai import CONTAINER, Workload
+from lab.runai import namespace_of as namespace_of  # the name lab.kube's users call
 
 NODE_POOL_LABEL = "kai.scheduler/node-pool"  # KAI DefaultNodePoolLabelKey
 QUEUE_LABEL = "kai.scheduler/queue"  # KAI DefaultQueueLabel
@@ -43,10 +44,6 @@ XID_EXIT_CODE = "134"  # SIGABRT: a CUDA context lost to an XID aborts the proce
 
 def queue_name(owner: str, pool: str) -> str:
     return f"{owner}-{pool}"
-
-
-def namespace_of(project: str) -> str:
-    return f"runai-{project}"
 
 
 def project_of_namespace(bp: RunaiBlueprint, namespace: str) -> str | None:

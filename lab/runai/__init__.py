@@ -28,6 +28,7 @@ from lab.runai.cluster_state import (
     Pod,
     PodPhase,
     Workload,
+    namespace_of,
     nodes_of,
 )
 from lab.runai.dcgm_bridge import DcgmBridge, GpuStat
@@ -49,6 +50,7 @@ __all__ = [
     "PodPhase",
     "RestApi",
     "Workload",
+    "namespace_of",
     "nodes_of",
     "poisson",
     "render",

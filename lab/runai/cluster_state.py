@@ -59,6 +59,11 @@ class Pod:
         )
 
 
+def namespace_of(project: str) -> str:
+    """The namespace Run:ai runs a project's workloads in (``runai-<project>``, Run:ai docs)."""
+    return f"runai-{project}"
+
+
 @dataclass(slots=True)
 class Workload:
     uid: str
@@ -90,7 +95,7 @@ class Workload:
     @property
     def namespace(self) -> str:
         """Run:ai project namespace (API field ``namespace``, e.g. ``runai-proj-1``)."""
-        return f"runai-{self.project}"
+        return namespace_of(self.project)
 
     @property
     def gpus(self) -> int:

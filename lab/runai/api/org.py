@@ -19,7 +19,7 @@ from lab.blueprint.runai_blueprint import Department, NodePool, PoolQuota, Proje
 from lab.runai.api import auth
 from lab.runai.api.objects import TENANT_ID, compare, order
 from lab.runai.api.params import Filter, iso
-from lab.runai.cluster_state import ClusterState, Node
+from lab.runai.cluster_state import ClusterState, Node, namespace_of
 from lab.versions import KUBERNETES_VERSION
 
 Obj = dict[str, Any]
@@ -120,7 +120,7 @@ def project(bp: RunaiBlueprint, p: Project, created_at: float) -> Obj:
         "clusterId": bp.cluster_id,
         "id": p.name,
         "parentId": p.department,
-        "status": {"namespace": f"runai-{p.name}"},
+        "status": {"namespace": namespace_of(p.name)},
         "totalResources": {"gpuQuota": _total(p.quotas)},
         **_stamps(created_at),
         "effective": {"defaultNodePools": pools},

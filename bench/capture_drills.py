@@ -35,10 +35,12 @@ SELECTORS = {
     "dcgm-xid-errors": "DCGM_FI_DEV_XID_ERRORS",
     "dcgm-row-remap-failure": "DCGM_FI_DEV_ROW_REMAP_FAILURE",
     "dcgm-gpu-util": 'DCGM_FI_DEV_GPU_UTIL{hpc_job!=""}',
+    "dcgm-pcie-replay-counter": "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+    "slurm-node-cpu-alloc": "slurm_node_cpu_alloc",
     "up": "up",
     "alerts": "ALERTS",
 }
-GPU_FAULTS = ("dcgm-xid-errors", "dcgm-row-remap-failure")
+GPU_FAULTS = ("dcgm-xid-errors", "dcgm-row-remap-failure", "dcgm-pcie-replay-counter")
 
 
 def keep_faulted_gpus(path: Path) -> None:

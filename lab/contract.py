@@ -97,6 +97,7 @@ DRILL_FULL_MOUNT = "/var/lib/aifactory-lab/drill-full"
 DRILL_FULL_SIZE = "64k"
 XID_DIR = "xid"  # under SHARED_MOUNT: `lab fault xid` writes, the shim reads
 THROTTLE_DIR = "throttle"  # under SHARED_MOUNT: `lab fault throttle` writes, the shim reads
+PCIE_REPLAY_DIR = "pcie"  # under SHARED_MOUNT: `lab fault pcie` writes, the shim reads
 JOBS_DIR = "jobs"  # under SHARED_MOUNT
 JOB_CLASSES = "jobs/classes.json"  # under SHARED_MOUNT: the workload runner writes, the shim reads
 RUNAI_OUT_MOUNT = "/var/lib/aifactory-lab/runai"  # Run:ai lab → host: events, logs, pod resources
@@ -248,6 +249,7 @@ def ansible_vars() -> dict[str, Any]:
                 "job_classes": JOB_CLASSES,
                 "xid_dir": XID_DIR,
                 "throttle_dir": THROTTLE_DIR,
+                "pcie_replay_dir": PCIE_REPLAY_DIR,
                 "alerts_file": ALERTS_FILE,
             },
             # The Debian packages the roles install on hosts that do not carry them (--hosts systemd).

@@ -1,13 +1,14 @@
-"""GPU fault injection: `lab fault xid NODE GPU CODE` and `lab fault throttle NODE GPU CAUSE` write the
-shim's fault file for one GPU.
+"""GPU fault injection: `lab fault xid NODE GPU CODE`, `lab fault throttle NODE GPU CAUSE` and
+`lab fault pcie NODE GPU PER_MINUTE` write the shim's fault file for one GPU.
 
 The file ``<lab state>/shared/xid/<node>/<gpu>`` is mounted read-only into every node container at
 /var/lib/aifactory-lab/shared/xid. The DCGM shim reports the code as DCGM_FI_DEV_XID_ERRORS on that
 GPU, the node's health check drains the node, and lab-gpu-app on that GPU dies like a CUDA program.
 The throttle file ``<lab state>/shared/throttle/<node>/<gpu>`` (same mount, .../shared/throttle; in
 a Run:ai lab ``<lab state>/runai/throttle/``, which the Run:ai container writes and reads) holds a
-clock-event cause; the shim slows that GPU and the other GPUs of its job wait for it. Each
-XID or throttle set or cleared goes into the lab's fault record (:mod:`lab.attach.fault_record`).
+clock-event cause; the shim slows that GPU and the other GPUs of its job wait for it. The PCIe
+replay file ``<lab state>/shared/pcie/<node>/<gpu>`` holds the replays a minute of a failing link.
+Each fault set or cleared goes into the lab's fault record (:mod:`lab.attach.fault_record`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from lab.attach import fault_record
 from lab.blueprint.runai_blueprint import RunaiBlueprint
 from lab.blueprint.slurm_blueprint import Blueprint
-from lab.contract import THROTTLE_DIR, XID_DIR, shared_dir
+from lab.contract import PCIE_REPLAY_DIR, THROTTLE_DIR, XID_DIR, shared_dir
 from lab.paths import lab_state_dir
 
 MAX_XID = 1000  # NVIDIA's XID catalogue numbers stay well below this
@@ -97,4 +98,27 @@ def inject_throttle(
     path = write(throttle_dir(blueprint), node, gpu, None if cause == CLEAR else cause)
     action: fault_record.Action = "cleared" if cause == CLEAR else "injected"
     fault_record.record(blueprint.name, "throttle", f"{node}/{gpu}", action, by, detail=cause)
+    return path
+
+
+def inject_pcie_replays(
+    blueprint: Blueprint,
+    node: str,
+    gpu: int,
+    per_minute: int,
+    limit: int,
+    write: Callable[[Path, str, int, int], Path],
+    by: str = "lab fault",
+) -> Path:
+    """Make ``node``'s GPU ``gpu`` replay ``per_minute`` PCIe packets a minute (0 ends it) with
+    ``write``, the shim's own writer (``lab.dcgm.shim.write_pcie_replays``), once the fault names a
+    real node and GPU and a rate in 0..``limit``; ``by`` says in the fault record who did it."""
+    _check_gpu(blueprint, node, gpu)
+    if not 0 <= per_minute <= limit:
+        raise FaultError(
+            f"{per_minute} replays per minute is out of range: use 1..{limit} (DCGM warns above 8), 0 ends it"
+        )
+    path = write(shared_dir(blueprint.name) / PCIE_REPLAY_DIR, node, gpu, per_minute)
+    action: fault_record.Action = "cleared" if per_minute == 0 else "injected"
+    fault_record.record(blueprint.name, "pcie", f"{node}/{gpu}", action, by, detail=f"{per_minute}/min")
     return path

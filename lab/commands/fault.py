@@ -1,5 +1,5 @@
-"""`lab fault xid`, `lab fault remap` and `lab fault throttle`: a GPU fault put into a running lab (and
-into its fault record), read by the DCGM shim."""
+"""`lab fault xid`, `lab fault remap`, `lab fault throttle` and `lab fault pcie`: a GPU fault put into a
+running lab (and into its fault record), read by the DCGM shim."""
 
 from __future__ import annotations
 
@@ -116,3 +116,37 @@ def fault_throttle(
     except (*KNOWN_ERRORS, FaultError) as error:
         fail(error)
     typer.echo(f"{node} GPU {gpu}: throttle {cause} ({path})")
+
+
+@app.command("pcie")
+def fault_pcie(
+    node: Annotated[str, typer.Argument(help="Slurm node name, e.g. dgx-003.")],
+    gpu: Annotated[int, typer.Argument(help="GPU index on that node (0-7 on a DGX).")],
+    per_minute: Annotated[
+        int, typer.Argument(metavar="PER_MINUTE", help="PCIe replays a minute, e.g. 60; 0 ends the fault.")
+    ],
+    lab: LabOption = None,
+) -> None:
+    """A failing PCIe link: the GPU's link resends packets its receiver rejected.
+
+    DCGM_FI_DEV_PCIE_REPLAY_COUNTER (a default counter) grows by PER_MINUTE a minute on that GPU,
+    on top of a healthy link's rare replay; the transfers succeed, slower, so no job fails and no
+    node drains. DCGM's health watch warns above 8 replays a minute (signals/dcgm.md), and so does
+    the lab's `GPUPCIeReplaysHigh`. A site reseats the card or replaces its riser or retimer. 0 ends
+    the fault; the counter keeps its count, as NVML's does until the driver reloads.
+    """
+    from lab.attach.faults import FaultError, inject_pcie_replays
+    from lab.dcgm.shim import MAX_REPLAYS_PER_MIN, write_pcie_replays
+
+    try:
+        handle = kinds.attach(engine.require_engine(), lab)
+        if handle.kind != "slurm":
+            raise running.LabError(
+                f"lab '{handle.name}' is a {handle.kind} lab: `lab fault pcie` is for Slurm labs."
+            )
+        path = inject_pcie_replays(
+            handle.blueprint, node, gpu, per_minute, MAX_REPLAYS_PER_MIN, write_pcie_replays
+        )
+    except (*KNOWN_ERRORS, FaultError) as error:
+        fail(error)
+    typer.echo(f"{node} GPU {gpu}: {per_minute} PCIe replays a minute ({path})")

@@ -126,6 +126,12 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         + "); no file: not throttled",
     )
     lab.add_argument(
+        "--pcie-replay-dir",
+        type=Path,
+        help="LAB: PCIe replay injection: file DIR/<node>/<gpu> holds extra replays per minute; "
+        "no file: a healthy link",
+    )
+    lab.add_argument(
         "--job-classes",
         type=Path,
         help='LAB: JSON {"<job id>|<namespace>/<pod>": "'
@@ -192,6 +198,7 @@ def node_configs(args: argparse.Namespace, env: Mapping[str, str]) -> list[NodeC
                 pod_resources=args.pod_resources,
                 fault_dir=args.fault_dir,
                 throttle_dir=args.throttle_dir,
+                pcie_replay_dir=args.pcie_replay_dir,
                 seed=args.seed,
             )
         )

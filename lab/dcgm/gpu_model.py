@@ -135,6 +135,7 @@ class GpuModel:
         self._gpu_temp = h100.GPU_TEMP_IDLE_C
         self._mem_temp = h100.GPU_TEMP_IDLE_C + h100.MEM_TEMP_OFFSET_C
         self._pcie_replays = 0
+        self._pcie_injected = 0.0  # replays of an injected link fault, fractions carried to the next read
         self._uncorrectable_rows = 0
         self._correctable_rows = 0
         self._remap_failure = 0
@@ -220,7 +221,13 @@ class GpuModel:
         return activity, power, clock, throttle.reasons  # the cause's reasons, while it holds
 
     def _advance(
-        self, now: float, power: float, activity: _Activity, reasons: int, hold_temp_c: float | None
+        self,
+        now: float,
+        power: float,
+        activity: _Activity,
+        reasons: int,
+        hold_temp_c: float | None,
+        replays_per_min: int | None,
     ) -> None:
         # A concurrent scrape that sampled its clock earlier than the last one adds no time.
         dt = 0.0 if self._last_time is None else max(0.0, now - self._last_time)
@@ -245,6 +252,12 @@ class GpuModel:
         self._mem_temp += (mem_target - self._mem_temp) * alpha
         if dt > 0 and self._rng.random() < 1.0 - math.exp(-h100.PCIE_REPLAY_RATE_PER_S * dt):
             self._pcie_replays += 1
+        if replays_per_min:
+            # A failing link replays steadily: its rate times the time since the last read.
+            self._pcie_injected += replays_per_min / 60.0 * dt
+            whole = int(self._pcie_injected)
+            self._pcie_replays += whole
+            self._pcie_injected -= whole
 
     def _apply_xid(self, injected: int | None) -> None:
         if injected is None or injected == self._last_xid:
@@ -272,11 +285,13 @@ class GpuModel:
         injected_xid: int | None = None,
         throttle: Cause | None = None,
         straggle: float = 1.0,
+        pcie_replays_per_min: int | None = None,
     ) -> dict[str, str]:
         """One scrape's values, keyed by DCGM field name, formatted like the collector does.
 
         ``throttle``: this GPU's clock-event cause; ``straggle`` (0-1]: the share of each step this
-        GPU still computes while its job waits for a throttled GPU at the all-reduce."""
+        GPU still computes while its job waits for a throttled GPU at the all-reduce;
+        ``pcie_replays_per_min``: an injected link fault's replays (:mod:`lab.dcgm.pcie`)."""
         profile = max(workloads, key=lambda p: p.rank) if workloads else None
         with self._lock:
             activity = self._activity(profile)
@@ -284,7 +299,8 @@ class GpuModel:
                 activity = _waiting(activity, straggle)
             power = self._power(activity)
             activity, power, clock, reasons = self._throttle(activity, power, throttle)
-            self._advance(now, power, activity, reasons, throttle.gpu_temp_c if throttle else None)
+            hold_temp = throttle.gpu_temp_c if throttle else None
+            self._advance(now, power, activity, reasons, hold_temp, pcie_replays_per_min)
             self._apply_xid(injected_xid)
             fb_used = self._framebuffer(allocation, profile)
             ints = {

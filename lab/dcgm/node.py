@@ -27,6 +27,7 @@ from lab.dcgm.job_classes import JobClassesReader
 from lab.dcgm.kubernetes import PodInfo, PodResourcesError, apply_pods, read_pod_resources
 from lab.dcgm.logfmt import node_logger
 from lab.dcgm.pace import PaceBoard
+from lab.dcgm.pcie import read_pcie_replays
 from lab.dcgm.rendermetrics import render
 from lab.dcgm.samples import Sample
 from lab.dcgm.throttle import Cause, read_throttle
@@ -53,6 +54,7 @@ class NodeConfig:
     pod_resources: Path | None = None
     fault_dir: Path | None = None
     throttle_dir: Path | None = None
+    pcie_replay_dir: Path | None = None
     seed: int = 0
 
 
@@ -148,7 +150,7 @@ class EmulatedNode:
         except JobMappingError as error:
             raise ScrapeError(error, HpcJobMapper.name, len(self._families)) from error
         classes = self._job_classes()
-        reads: list[tuple[list[WorkloadProfile], tuple[str, ...], int | None, Cause | None]] = []
+        reads: list[tuple[list[WorkloadProfile], tuple[str, ...], int | None, Cause | None, int | None]] = []
         for gpu in self.gpus:
             profiles, allocation = self._profiles(str(gpu.index), jobs, pods, classes)
             xid = (
@@ -161,29 +163,44 @@ class EmulatedNode:
                 if self.config.throttle_dir
                 else None
             )
-            reads.append((profiles, allocation, xid, throttle))
+            replays = (
+                read_pcie_replays(self.config.pcie_replay_dir, self.config.name, gpu.index, self.log)
+                if self.config.pcie_replay_dir
+                else None
+            )
+            reads.append((profiles, allocation, xid, throttle, replays))
         # Throttled GPUs first: the slowest GPU of a job paces its other GPUs (same hpc_job or pod, or
         # on another node of this process the same workload).
         by_gpu: dict[int, dict[str, str]] = {}
         pace: dict[str, float] = {}
-        for index, (profiles, allocation, xid, throttle) in enumerate(reads):
+        for index, (profiles, allocation, xid, throttle, replays) in enumerate(reads):
             if throttle is not None:
                 model = self.models[index]
                 by_gpu[index] = model.read(
-                    now, profiles, allocation=allocation, injected_xid=xid, throttle=throttle
+                    now,
+                    profiles,
+                    allocation=allocation,
+                    injected_xid=xid,
+                    throttle=throttle,
+                    pcie_replays_per_min=replays,
                 )
                 for key in allocation:
                     pace[key] = min(pace.get(key, 1.0), model.clock_share)
         if self._pace is not None:
             self._pace.post(self.config.name, pace)  # the board then answers for this node's keys too
-        for index, (profiles, allocation, xid, _) in enumerate(reads):
+        for index, (profiles, allocation, xid, _, replays) in enumerate(reads):
             if index not in by_gpu:
                 if self._pace is not None:
                     straggle = self._pace.share(allocation)
                 else:
                     straggle = min((pace.get(key, 1.0) for key in allocation), default=1.0)
                 by_gpu[index] = self.models[index].read(
-                    now, profiles, allocation=allocation, injected_xid=xid, straggle=straggle
+                    now,
+                    profiles,
+                    allocation=allocation,
+                    injected_xid=xid,
+                    straggle=straggle,
+                    pcie_replays_per_min=replays,
                 )
         out: list[Sample] = []
         for gpu in self.gpus:

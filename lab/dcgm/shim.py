@@ -1,6 +1,6 @@
 """What the other constructs use of the DCGM shim, and nothing else: the Run:ai construct's in-process
 targets, their shared pace and its pod-resources hand-over, the workload's job classes, `lab fault`'s
-XID and throttle files, and the tag the shim emulates. Nothing in ``lab.dcgm`` is imported from
+XID, throttle and PCIe replay files, and the tag the shim emulates. Nothing in ``lab.dcgm`` is imported from
 outside the package but through here."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from lab.dcgm.job_classes import JobClassesError, JobClassesReader, JobClassesWr
 from lab.dcgm.kubernetes import PodInfo, pod_resources_document
 from lab.dcgm.node import EmulatedNode, NodeConfig
 from lab.dcgm.pace import PaceBoard
+from lab.dcgm.pcie import MAX_REPLAYS_PER_MIN, write_pcie_replays
 from lab.dcgm.server import ListeningHTTPServer, RunningShim, parse_listen_address, serve
 from lab.dcgm.throttle import CAUSES, write_throttle
 from lab.dcgm.xid import write_injected_xid
@@ -26,6 +27,7 @@ def emulated_counters() -> list[Counter]:
 __all__ = [
     "CAUSES",
     "FB_TOTAL_MIB",
+    "MAX_REPLAYS_PER_MIN",
     "UPSTREAM_TAG",
     "XID_ROW_REMAP_EVENT",
     "XID_ROW_REMAP_FAILURE",
@@ -44,5 +46,6 @@ __all__ = [
     "pod_resources_document",
     "serve",
     "write_injected_xid",
+    "write_pcie_replays",
     "write_throttle",
 ]

@@ -29,6 +29,7 @@ The expected alerts are built from the same captured labels, so a changed captur
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import re
@@ -1735,9 +1736,9 @@ NOTIFY_WINDOW_S = 300  # PrometheusNotificationsFailing: increase(...[5m])
 Active = Callable[[int], bool]
 
 
-def _drill_window() -> tuple[Window, dict[str, set[int]]]:
-    meta = _capture("window.json", DRILL_CAPTURE)
-    return _scraped_window(DRILL_CAPTURE, float(meta["start"]), float(meta["end"]))
+def _drill_window(capture: Path = DRILL_CAPTURE) -> tuple[Window, dict[str, set[int]]]:
+    meta = _capture("window.json", capture)
+    return _scraped_window(capture, float(meta["start"]), float(meta["end"]))
 
 
 def _held(active: Active, for_slots: int) -> Active:
@@ -1997,6 +1998,149 @@ def drills_slurm() -> dict[str, Any]:
     return _test_file(["slurm.yml", "dcgm.yml", "targets.yml"], tests)
 
 
+FAULT_CAPTURE = ROOT / "captures" / "faults-alerts-slurm-24.11.5"
+STALE_FOR_SLOTS = 120 // SCRAPE_S  # GPUMappedToJobNotRunning's for: 2m
+REPLAY_RANGE_SLOTS = 60 // SCRAPE_S  # GPUPCIeReplaysHigh: increase(...[1m])
+REPLAYS_PER_MIN_MAX = 8  # DCGM's DCGM_LIMIT_MAX_PCIREPLAY_RATE
+
+
+def _increase(slots: list[str | None], slot: int) -> float | None:
+    """Prometheus 2.53's increase() over REPLAY_RANGE_SLOTS at ``slot`` (promql/functions.go,
+    extrapolatedRate): the samples in [t - range, t] (stale markers dropped), their difference with
+    counter resets added, extrapolated towards the range's ends by at most half a sample interval
+    (and not below zero); None with fewer than two samples."""
+    points = [
+        (index * SCRAPE_S, float(value))
+        for index in range(max(0, slot - REPLAY_RANGE_SLOTS), min(slot, len(slots) - 1) + 1)
+        if (value := slots[index]) not in (None, "stale")
+    ]
+    if len(points) < 2:
+        return None
+    result = points[-1][1] - points[0][1]
+    result += sum(prev for (_, prev), (_, cur) in itertools.pairwise(points) if cur < prev)
+    start, end = (slot - REPLAY_RANGE_SLOTS) * SCRAPE_S, slot * SCRAPE_S
+    sampled = points[-1][0] - points[0][0]
+    average = sampled / (len(points) - 1)
+    to_start, to_end = points[0][0] - start, end - points[-1][0]
+    if to_start >= average * 1.1:
+        to_start = average / 2
+    if result > 0 and points[0][1] >= 0:
+        to_start = min(to_start, sampled * (points[0][1] / result))
+    if to_end >= average * 1.1:
+        to_end = average / 2
+    return result * (sampled + to_start + to_end) / sampled
+
+
+def _replay_notes(gpu: Labels, value: float) -> Labels:
+    return {
+        "summary": (
+            f"GPU {gpu['gpu']} of {gpu['Hostname']} replays {value:.0f} PCIe packets a minute, above DCGM's 8"
+        ),
+        "description": (
+            f"The PCIe link of GPU {gpu['gpu']} ({gpu['UUID']}) on {gpu['Hostname']} resent {value:.0f} "
+            "packets in the last minute, more than the 8 DCGM's health watch allows: its transfers slow "
+            "down. Reseat the card or replace its riser or retimer at the node's next drain."
+        ),
+        "runbook_url": "docs/alerts.md",
+    }
+
+
+def _pcie_replays() -> Test:
+    """`lab fault pcie dgx-001 3 60` for about a minute and a half, as Prometheus stored the GPU's
+    replay counter (a second copy once a job's hpc_job labelled it): GPUPCIeReplaysHigh while the
+    highest increase of its copies over the last minute is above 8."""
+    window, scraped = _drill_window(FAULT_CAPTURE)
+    raw = _capture("dcgm-pcie-replay-counter.json", FAULT_CAPTURE)
+
+    def rate(series: Cut, slot: int) -> float | None:
+        values = [v for _, slots in series if slot >= 0 and (v := _increase(slots, slot)) is not None]
+        return max(values, default=None)
+
+    def replaying(series: Cut, slot: int) -> bool:
+        return (rate(series, slot) or 0.0) > REPLAYS_PER_MIN_MAX
+
+    cut = _faulted_gpu(
+        _cut_scraped(window, raw, lambda _: True, scraped), replaying, window.count, "PCIe replays"
+    )
+    gpu = {k: cut[0][0][k] for k in ("Hostname", "gpu", "UUID")}
+    return _alert_test(
+        "a failing PCIe link: 60 replays a minute, then none (captured)",
+        _inputs(cut),
+        "GPUPCIeReplaysHigh",
+        _episode_slots(lambda slot: replaying(cut, slot), 0, window.count, "PCIe replays above 8 a minute"),
+        lambda slot: (
+            [({**gpu, "severity": "warning"}, _replay_notes(gpu, rate(cut, slot) or 0.0))]
+            if replaying(cut, slot)
+            else []
+        ),
+    )
+
+
+def _stale_notes(labels: Labels) -> Labels:
+    return {
+        "summary": (
+            f"GPU {labels['gpu']} of {labels['Hostname']} is mapped to Slurm job {labels['hpc_job']}, "
+            "but the node runs no job"
+        ),
+        "description": (
+            f"The job-mapping file of GPU {labels['gpu']} ({labels['UUID']}) on {labels['Hostname']} names "
+            f"job {labels['hpc_job']}, while Slurm has no CPU of the node allocated: the id is stale (a job "
+            "that ended without its epilog). Its series are counted for a job that is over."
+        ),
+        "runbook_url": "docs/alerts.md",
+    }
+
+
+def _stale_on_idle_node() -> Test:
+    """An ended job's id planted in a GPU file of the node held in repair, then removed, beside the
+    GPUs of running jobs on the other nodes, as Prometheus stored every labelled GPU_UTIL copy and every
+    node's slurm_node_cpu_alloc: GPUMappedToJobNotRunning for the planted copy only, after 2m."""
+    window, scraped = _drill_window(FAULT_CAPTURE)
+    copies = _cut_scraped(window, _capture("dcgm-gpu-util.json", FAULT_CAPTURE), lambda _: True, scraped)
+    cpus = _cut_scraped(window, _capture("slurm-node-cpu-alloc.json", FAULT_CAPTURE), lambda _: True, scraped)
+    keys = ("Hostname", "gpu", "UUID", "hpc_job")
+
+    def idle(node: str, slot: int) -> bool:
+        alloc = [
+            v
+            for labels, slots in cpus
+            if labels["node"] == node and (v := _live(slots, slot, node)) is not None
+        ]
+        return bool(alloc) and max(alloc) == 0
+
+    def stale(labels: Labels, slots: list[str | None]) -> Active:
+        return lambda slot: (
+            slot >= 0
+            and _live(slots, slot, "a GPU's job copy") is not None
+            and idle(labels["Hostname"], slot)
+        )
+
+    held = {
+        tuple(labels[k] for k in keys): _held(stale(labels, slots), STALE_FOR_SLOTS)
+        for labels, slots in copies
+    }
+    fired = {key for key, firing in held.items() if any(firing(slot) for slot in range(window.count))}
+    if len(fired) != 1:
+        raise SystemExit(f"{FAULT_CAPTURE}: {len(fired)} GPU copies fire; the capture holds one stale id")
+    ((planted, slots),) = [
+        (labels, slots) for labels, slots in copies if tuple(labels[k] for k in keys) in fired
+    ]
+    gpu = {k: planted[k] for k in keys}
+    return _alert_test(
+        "an ended job's id on a GPU of a node that runs no job, beside running jobs (captured)",
+        _inputs(copies) + _inputs(cpus),
+        "GPUMappedToJobNotRunning",
+        _episode_slots(stale(planted, slots), STALE_FOR_SLOTS, window.count, "a stale id on an idle node"),
+        lambda slot: (
+            [({**gpu, "severity": "warning"}, _stale_notes(gpu))] if held[tuple(gpu.values())](slot) else []
+        ),
+    )
+
+
+def faults_slurm() -> dict[str, Any]:
+    return _test_file(["dcgm.yml"], [_pcie_replays(), _stale_on_idle_node()])
+
+
 FILES = {
     "gpu-fault-slurm.test.yml": gpu_fault_slurm,
     "starved-slurm.test.yml": starved_slurm,
@@ -2011,6 +2155,7 @@ FILES = {
     "slurm_exporter-upstream.test.yml": slurm_exporter_upstream,
     "targets.test.yml": targets,
     "drills-slurm.test.yml": drills_slurm,
+    "faults-slurm.test.yml": faults_slurm,
 }
 
 

@@ -27,6 +27,7 @@ def _listing() -> str:
     lines = [
         f"  {name:<20} {d.breaks} (~{d.minutes:g} min{'' if d.fast else ', not in fast'})\n"
         f"  {'':<20} alerts: {d.alerts}"
+        + (f"\n  {'':<20} room: {d.room} free GPUs on one node, reserved for it" if d.room else "")
         for name, d in suite.DRILLS.items()
     ]
     return "\n".join(["drills, in run order:", *lines, "groups: all (every drill), fast (all but node-loss)"])
@@ -54,7 +55,9 @@ def drill(
     fault must cause (`--list` names them) reached the lab's receiver once each and resolved after the
     restore, and no other alert began; every job submitted meanwhile is in sacct with a terminal state
     once it left the queue; and no target the drill did not break has a scrape gap over two intervals.
-    Exit 1 when a drill fails.
+    A drill whose jobs need GPUs first reserves the node in service with the most free GPUs (a Slurm
+    reservation, lab-drill-NAME, its running jobs left to end) and waits up to 10 minutes for its room;
+    the reservation is deleted after the drill. Exit 1 when a drill fails.
 
     Examples: `lab drill controller-restart`, `lab drill fast` (CI), `lab drill all` (~20 min).
     """

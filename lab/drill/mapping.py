@@ -164,5 +164,6 @@ DRILLS = [
         2,
         "none: every job still completes on a node in service; the prolog logs what it skipped (a job"
         " whose GPU file it could not write runs unmapped, which no rule can see)",
+        room=1,
     )
 ]

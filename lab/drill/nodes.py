@@ -178,6 +178,7 @@ DRILLS = [
         11,
         "TargetDown on the node's DCGM target (its shim is gone for SlurmdTimeout and more)",
         fast=False,
+        room=2,
     ),
     Drill(
         "xid-storm",
@@ -193,5 +194,6 @@ DRILLS = [
         burst,
         1.5,
         "none: a burst is no fault (the exporter's SlurmJobsPendingHigh wants 500 pending for 15m)",
+        room=4,
     ),
 ]

@@ -41,6 +41,9 @@ class Probe:
     lab: RunningLab
     say: Callable[[str], None]
     submitted: list[str] = field(default_factory=list)  # the drill's own jobs, in order
+    # The drill's reservation and its node (lab.drill.room): every job the drill submits names it.
+    reservation: str | None = None
+    reserved_node: str | None = None
     _workload_log_offset: int = 0
 
     # --- containers ---
@@ -100,6 +103,8 @@ class Probe:
     def submit(self, gpus: int, seconds: int, *, user: str | None = None, options: str = "") -> str:
         """A job that runs lab-gpu-app on ``gpus`` GPUs for ``seconds``, as a blueprint user."""
         user = user or self.lab.blueprint.all_users[0].name
+        if self.reservation:
+            options = f"--reservation={self.reservation} {options}"
         sbatch = (
             f"sbatch --parsable --job-name=drill --time=10 --gres=gpu:{gpus} --output=/dev/null "
             f"{options} --wrap {shlex.quote(f'lab-gpu-app --seconds {seconds}')}"
@@ -152,8 +157,9 @@ class Probe:
         return state, reason
 
     def in_service(self, node: str) -> bool:
-        """The node takes jobs now: idle, mixed or allocated, with no mark (``*`` not responding …)."""
-        return self.node_state(node)[0].rstrip("*~#!%$@^-") in ("idle", "mixed", "allocated")
+        """The node takes jobs now: idle, mixed or allocated, or reserved (idle in a reservation), with no
+        mark (``*`` not responding …)."""
+        return self.node_state(node)[0].rstrip("*~#!%$@^-") in ("idle", "mixed", "allocated", "reserved")
 
     def free_gpus(self, node: str) -> int:
         """GPUs of ``node`` no job holds (``scontrol show node``: CfgTRES minus AllocTRES)."""
@@ -165,8 +171,12 @@ class Probe:
         return _gpus(tres.get("CfgTRES", "")) - _gpus(tres.get("AllocTRES", ""))
 
     def node_with_free_gpus(self, gpus: int) -> str:
-        """The node in service with the most free GPUs, at least ``gpus``: beside the live workload a
-        drill waits up to JOB_START_S for one, then says the lab is too busy."""
+        """The drill's reserved node (lab.drill.room) once it has ``gpus`` free GPUs; without a
+        reservation, the node in service with the most free GPUs, at least ``gpus``, waited for up to
+        JOB_START_S."""
+        if self.reserved_node is not None:
+            node = self.reserved_node
+            return self.until(lambda: node if self.free_gpus(node) >= gpus else None, JOB_START_S, node)
 
         def best() -> str | None:
             free = {str(n): self.free_gpus(n) for n in self.lab.blueprint.nodes.names if self.in_service(n)}

@@ -48,6 +48,7 @@ class Drill:
     minutes: float  # about how long it takes on the lab's 2-core machine
     alerts: str  # the alert(s) the fault must cause, or "none" and why none is right
     fast: bool = True  # in the CI subset (`lab drill fast`)
+    room: int = 0  # free GPUs its jobs need on one node, reserved for it (lab.drill.room); 0: no jobs
 
 
 @dataclass(frozen=True)

@@ -212,6 +212,7 @@ DRILLS = [
         controller_restart,
         1.5,
         "none: slurmctld is back within a second, far under SlurmControllerNotAnswering's minute",
+        room=2,
     ),
     Drill(
         "dbd-outage",
@@ -220,6 +221,7 @@ DRILLS = [
         dbd_outage,
         3.5,
         f"{DBD_ALERT} (the DBD agent queue held for 2 minutes)",
+        room=3,
     ),
     Drill(
         "restd-restart",
@@ -234,6 +236,7 @@ DRILLS = [
         shim_restart,
         1,
         "none: the node's target misses a scrape or two, under TargetDown's minute",
+        room=2,
     ),
     Drill(
         "prometheus-restart",

@@ -24,7 +24,7 @@ from lab.alerts.listing import AlertsError
 from lab.attach import fault_record
 from lab.attach.running import RunningLab
 from lab.attach.slurmrestd import RestError
-from lab.drill import mapping, nodes, services
+from lab.drill import mapping, nodes, room, services
 from lab.drill.checks import (
     Check,
     accounting_check,
@@ -79,6 +79,29 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
         return Outcome(drill, [], None, time.monotonic() - began, f"before the drill: {problem}")
     error = ""
     began_wall = time.time()  # the window opens on a settled lab
+    try:
+        with room.reserved(probe, drill.name, drill.room) as made:
+            if made is not None:
+                record.notes.append(made.note)
+            error = _run_and_check(probe, record, drill, began_wall, standing)
+    except _ERRORS as problem:  # no room, or the reservation could not be deleted after the drill
+        error = error or str(problem)
+    return Outcome(
+        drill,
+        record.checks,
+        record.recover_s,
+        time.monotonic() - began,
+        error,
+        tuple(record.notes),
+        tuple(record.alert_times),
+    )
+
+
+def _run_and_check(
+    probe: Probe, record: Record, drill: Drill, began_wall: float, standing: list[dict[str, str]]
+) -> str:
+    """The drill, then the checks every drill shares; what went wrong, or ""."""
+    error = ""
     with fault_record.fault(probe.lab.name, f"drill:{drill.name}", "lab", "lab drill", drill.breaks) as fault:
         try:
             drill.run(probe, record)
@@ -91,15 +114,7 @@ def run_drill(lab: RunningLab, drill: Drill, say: Callable[[str], None]) -> Outc
             record.checks += _nothing_lost(probe, record, began_wall, time.time())
         except _ERRORS as problem:
             error = error or f"after the drill: {problem}"
-    return Outcome(
-        drill,
-        record.checks,
-        record.recover_s,
-        time.monotonic() - began,
-        error,
-        tuple(record.notes),
-        tuple(record.alert_times),
-    )
+    return error
 
 
 def _alert_labels(probe: Probe, expression: str) -> list[dict[str, str]]:

@@ -1,26 +1,40 @@
 """`lab drill fast` on the default lab, through the command line as a user runs it: every drill but
 node-loss (which waits out slurmd's 300 s timeout; RELIABILITY.md has the whole set, run with the live
-workload). Here the workload is held off, as for every lab test (conftest.py), so the drills' own jobs
-find GPUs at once; the shared checks then cover the drills' jobs, and each drill's alerts: those its
+workload). Here the workload is held off, as for every lab test (conftest.py); instead, every GPU in
+service is busy when the run starts (one 8-GPU job per node, FILLER_S long), as on a busy lab, so the
+first drill that needs GPUs must make room as an operator would (lab.drill.room: a reservation, then
+its node's jobs end). The shared checks then cover the drills' jobs, and each drill's alerts: those its
 fault must cause delivered once and resolved (xid-storm's three GPUXIDErrors, dbd-outage's
 SlurmDBDNotTakingRecords), no other alert begun during any drill."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import testinfra
 
 from lab.blueprint.slurm_blueprint import Blueprint
+from lab.drill.room import PREFIX
 from lab.drill.suite import GROUPS
 
-from .conftest import run_lab
+from .conftest import run_lab, submit_gpu_job
 
 pytestmark = pytest.mark.lab
 
+# The fillers outlast the first drill, restd-restart (about 30 s with its checks), which needs no GPU,
+# so that the next, shim-restart, finds every GPU taken and waits in its reservation.
+FILLER_S = 100
 
-def test_every_fast_drill_passes(default_lab: Blueprint, tmp_path: Path) -> None:
+
+def test_every_fast_drill_passes(
+    default_lab: Blueprint, host: Callable[[str], testinfra.host.Host], tmp_path: Path
+) -> None:
+    controller = host("controller")
+    serving = sorted(set(controller.check_output("sinfo -h -N -t idle -o %N").split()))
+    fillers = [submit_gpu_job(controller, f"--gres=gpu:8 --nodelist={n}", FILLER_S) for n in serving]
     result = run_lab("drill", "fast", "--lab", default_lab.name, "--out", str(tmp_path), check=False)
     report = json.loads((tmp_path / "drills.json").read_text())
     assert [d["drill"] for d in report] == GROUPS["fast"]
@@ -30,6 +44,16 @@ def test_every_fast_drill_passes(default_lab: Blueprint, tmp_path: Path) -> None
     assert (tmp_path / "drills.md").read_text().count("| pass |") == len(GROUPS["fast"])
     told = {d["drill"]: [a["alert"] for a in d["alerts"]] for d in report if d["alerts"]}
     assert told == {"xid-storm": ["GPUXIDError"] * 3, "dbd-outage": ["SlurmDBDNotTakingRecords"]}, told
+    first = next(d for d in report if d["drill"] == "shim-restart")
+    (note,) = [n for n in first["notes"] if n.startswith("reserved ")]
+    waited = float(note.rsplit("after ", 1)[1].removesuffix(" s"))
+    assert waited > 0, f"{note}: the fillers ({FILLER_S} s) ended before shim-restart began"
+    assert all(
+        any(n.startswith("reserved ") for n in d["notes"]) for d in report if d["drill"] != "restd-restart"
+    )
+    assert PREFIX not in controller.check_output("scontrol show reservation"), "a drill's reservation left"
+    states = controller.check_output(f"sacct -X -n -P -j {','.join(fillers)} -o State").split()
+    assert states == ["COMPLETED"] * len(fillers), "the busy lab's jobs ran to their end"
     for drill in report:  # BENCHMARKS.md: fault to delivered, restore to resolved
         for alert in drill["alerts"]:
             times = f"{alert['delivered_s']:.1f} s, {alert['resolved_s']:.1f} s"

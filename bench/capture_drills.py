@@ -5,6 +5,7 @@ the series their alerts read, and every notification the lab's alert receiver go
     lab fault remap dgx-001 7 --failed                    # then reset and replace (docs/alerts.md)
     # a stale id in a GPU's mapping file, then a job on that GPU (captures/…/README.md)
     python3 bench/capture_drills.py --start UNIX_TIME [--out captures/drills-alerts-slurm-24.11.5]
+        [--lab slurm-26-05 --blueprint blueprints/slurm-26.05.yaml]
 
 Samples are read as bench/capture_journeys.py reads them (a range selector evaluated at the end); the
 receiver's lines are copied as they are (lab/alert_receiver.py). tests/rules/cut_series.py turns the
@@ -37,6 +38,7 @@ SELECTORS = {
     "dcgm-gpu-util": 'DCGM_FI_DEV_GPU_UTIL{hpc_job!=""}',
     "dcgm-pcie-replay-counter": "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
     "slurm-node-cpu-alloc": "slurm_node_cpu_alloc",
+    "slurmctld-node-gpus-alloc": "slurmctld_node_gpus_alloc",  # Slurm 26.05's own, renamed by the lab
     "up": "up",
     "alerts": "ALERTS",
 }
@@ -59,10 +61,16 @@ def main() -> int:
     )
     parser.add_argument("--start", type=float, required=True, help="Unix time the drill run began")
     parser.add_argument("--lab", default="default")
+    parser.add_argument(
+        "--blueprint",
+        type=Path,
+        default=PROJECT_ROOT / "blueprints" / "default.yaml",
+        help="the lab's blueprint",
+    )
     parser.add_argument("--out", type=Path, default=PROJECT_ROOT / "captures" / "drills-alerts-slurm-24.11.5")
     args = parser.parse_args()
 
-    blueprint = load(PROJECT_ROOT / "blueprints" / "default.yaml")
+    blueprint = load(args.blueprint)
     end = time.time()
     store_series(f"http://127.0.0.1:{blueprint.ports.prometheus}", SELECTORS, args.start, end, args.out)
     for name in GPU_FAULTS:

@@ -2141,6 +2141,81 @@ def faults_slurm() -> dict[str, Any]:
     return _test_file(["dcgm.yml"], [_pcie_replays(), _stale_on_idle_node()])
 
 
+FAULT_CAPTURE_26_05 = ROOT / "captures" / "faults-alerts-slurm-26.05.5"
+
+
+def _beyond_notes(node: str, mapped: int) -> Labels:
+    return {
+        "summary": f"{mapped} GPUs of {node} carry a Slurm job id, more than Slurm has allocated",
+        "description": (
+            f"{mapped} GPUs of {node} have a job id in their mapping file, more than slurmctld's count of "
+            f'the node\'s allocated GPUs: a file holds a stale id. `squeue -w {node} -o "%i %b"` and the '
+            "node's files name it."
+        ),
+        "runbook_url": "docs/alerts.md",
+    }
+
+
+def _beyond_allocation() -> Test:
+    """Slurm 26.05: an ended job's id planted in a free GPU's file of a node that runs a 2-GPU job, then
+    removed, as Prometheus stored every labelled GPU_UTIL copy, slurmctld's own slurm_node_gpus_alloc
+    and the exporter's slurm_node_cpu_alloc: GPUsMappedBeyondSlurmAllocation for that node after 2m,
+    GPUMappedToJobNotRunning never (the node runs a job)."""
+    window, scraped = _drill_window(FAULT_CAPTURE_26_05)
+
+    def cut(name: str) -> Cut:
+        return _cut_scraped(window, _capture(name, FAULT_CAPTURE_26_05), lambda _: True, scraped)
+
+    copies, gpus_alloc = cut("dcgm-gpu-util.json"), cut("slurmctld-node-gpus-alloc.json")
+    cpus = cut("slurm-node-cpu-alloc.json")
+
+    def node_value(series: Cut, node: str, slot: int) -> float | None:
+        live = (_live(slots, slot, node) for labels, slots in series if labels["node"] == node)
+        return max((v for v in live if v is not None), default=None)
+
+    def mapped(node: str, slot: int) -> int:
+        on_node = [(labels["gpu"], slots) for labels, slots in copies if labels["Hostname"] == node]
+        return len({gpu for gpu, slots in on_node if slot >= 0 and _live(slots, slot, node) is not None})
+
+    def beyond(node: str) -> Active:
+        def active(slot: int) -> bool:
+            allocated = node_value(gpus_alloc, node, slot) if slot >= 0 else None
+            return allocated is not None and mapped(node, slot) > allocated
+
+        return active
+
+    def fires(active: Active) -> bool:
+        return any(_held(active, STALE_FOR_SLOTS)(slot) for slot in range(window.count))
+
+    fired = [node for node in sorted({labels["Hostname"] for labels, _ in copies}) if fires(beyond(node))]
+    if len(fired) != 1:
+        raise SystemExit(f"{FAULT_CAPTURE_26_05}: {len(fired)} nodes fire; the capture holds one stale id")
+    (node,) = fired
+    if fires(lambda slot: node_value(cpus, node, slot) == 0):
+        raise SystemExit(
+            f"{FAULT_CAPTURE_26_05}: {node} ran no job; the stale id must be beside a running job"
+        )
+    firing = _held(beyond(node), STALE_FOR_SLOTS)
+    slots = _episode_slots(beyond(node), STALE_FOR_SLOTS, window.count, "more GPUs mapped than allocated")
+    test = _alert_test(
+        "Slurm 26.05: a stale id beside a running 2-GPU job, more GPUs mapped than allocated (captured)",
+        _inputs(copies) + _inputs(gpus_alloc) + _inputs(cpus),
+        "GPUsMappedBeyondSlurmAllocation",
+        slots,
+        lambda slot: (
+            [({"Hostname": node, "severity": "warning"}, _beyond_notes(node, mapped(node, slot)))]
+            if firing(slot)
+            else []
+        ),
+    )
+    test["alert_rule_test"] += [_alert(slot, "GPUMappedToJobNotRunning") for slot in slots]
+    return test
+
+
+def faults_slurm_26_05() -> dict[str, Any]:
+    return _test_file(["dcgm.yml"], [_beyond_allocation()])
+
+
 FILES = {
     "gpu-fault-slurm.test.yml": gpu_fault_slurm,
     "starved-slurm.test.yml": starved_slurm,
@@ -2156,6 +2231,7 @@ FILES = {
     "targets.test.yml": targets,
     "drills-slurm.test.yml": drills_slurm,
     "faults-slurm.test.yml": faults_slurm,
+    "faults-slurm-26.05.test.yml": faults_slurm_26_05,
 }
 
 

@@ -39,6 +39,9 @@ SELECTORS = {
     "dcgm-pcie-replay-counter": "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
     "slurm-node-cpu-alloc": "slurm_node_cpu_alloc",
     "slurmctld-node-gpus-alloc": "slurmctld_node_gpus_alloc",  # Slurm 26.05's own, renamed by the lab
+    "slurmctld-bf-when-last-cycle": "slurmctld_bf_when_last_cycle",
+    "slurmctld-sched-stats-timestamp": "slurmctld_sched_stats_timestamp",
+    "slurm-queue-pending": "slurm_queue_pending",
     "up": "up",
     "alerts": "ALERTS",
 }

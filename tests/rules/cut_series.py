@@ -1758,7 +1758,7 @@ def _episode_slots(active: Active, for_slots: int, count: int, what: str) -> lis
             checked |= {slot, slot + 1}
     slots = sorted(s for s in checked if 0 <= s < count)
     if not any(_held(active, for_slots)(slot) for slot in slots):
-        raise SystemExit(f"{DRILL_CAPTURE}: {what} never held long enough to fire")
+        raise SystemExit(f"the capture: {what} never held long enough to fire")
     return slots
 
 
@@ -2212,8 +2212,72 @@ def _beyond_allocation() -> Test:
     return test
 
 
+BACKFILL_STALE_S = 300  # SlurmBackfillStalled: no backfill cycle begun for ten bf_intervals
+BACKFILL_FOR_SLOTS = 120 // SCRAPE_S  # its for: 2m
+WAITING_REASONS = ("None", "Priority", "Resources")
+
+
+def _backfill_notes(labels: Labels, value: float) -> Labels:
+    return {
+        "summary": f"Slurm's backfill scheduler has not run for {value:.0f} s while jobs wait",
+        "description": (
+            f"slurmctld ({labels['instance']}) last started a backfill cycle {value:.0f} s ago, while jobs "
+            "wait for priority or resources; a healthy one starts one every bf_interval (30 s by default). "
+            '`sdiag` ("Backfilling stats": "Last cycle when") and slurmctld\'s log say why; `scontrol show '
+            "config | grep SchedulerParameters` shows the interval."
+        ),
+        "runbook_url": "docs/alerts.md",
+    }
+
+
+def _backfill_stalled() -> Test:
+    """Slurm 26.05: the backfill held off (SchedulerParameters=bf_interval=3600, reconfigured) while an
+    8-GPU job waited for Resources, then set back, as Prometheus stored slurmctld's own snapshot time and
+    last-cycle stamp and the exporter's pending jobs by reason: SlurmBackfillStalled once the stamp was
+    over 300 s old for 2m; not for the old stamp the first job after a quiet spell meets."""
+    window, scraped = _drill_window(FAULT_CAPTURE_26_05)
+
+    def cut(name: str) -> Cut:
+        return _cut_scraped(window, _capture(name, FAULT_CAPTURE_26_05), lambda _: True, scraped)
+
+    ((labels, stamps),) = cut("slurmctld-sched-stats-timestamp.json")
+    ((_, last_cycle),) = cut("slurmctld-bf-when-last-cycle.json")
+    pending = cut("slurm-queue-pending.json")
+
+    def stale_for(slot: int) -> float | None:
+        now, when = _live(stamps, slot, "the stats' time"), _live(last_cycle, slot, "the last backfill")
+        return None if slot < 0 or now is None or when is None else now - when
+
+    def waiting(slot: int) -> float:
+        live = (
+            _live(slots, slot, "pending jobs")
+            for labels, slots in pending
+            if labels["reason"] in WAITING_REASONS
+        )
+        return sum(v for v in live if v is not None)
+
+    def stalled(slot: int) -> bool:
+        return (stale_for(slot) or 0.0) > BACKFILL_STALE_S and waiting(slot) > 0
+
+    firing = _held(stalled, BACKFILL_FOR_SLOTS)
+    target = {k: v for k, v in labels.items() if k != "__name__"}
+    return _alert_test(
+        "Slurm 26.05: the backfill held off an hour while an 8-GPU job waits for resources (captured)",
+        _inputs(cut("slurmctld-sched-stats-timestamp.json"))
+        + _inputs(cut("slurmctld-bf-when-last-cycle.json"))
+        + _inputs(pending),
+        "SlurmBackfillStalled",
+        _episode_slots(stalled, BACKFILL_FOR_SLOTS, window.count, "no backfill cycle for 300 s"),
+        lambda slot: (
+            [({**target, "severity": "warning"}, _backfill_notes(target, stale_for(slot) or 0.0))]
+            if firing(slot)
+            else []
+        ),
+    )
+
+
 def faults_slurm_26_05() -> dict[str, Any]:
-    return _test_file(["dcgm.yml"], [_beyond_allocation()])
+    return _test_file(["dcgm.yml", "slurm.yml"], [_beyond_allocation(), _backfill_stalled()])
 
 
 FILES = {

@@ -27,7 +27,11 @@ def _listing() -> str:
     lines = [
         f"  {name:<20} {d.breaks} (~{d.minutes:g} min{'' if d.fast else ', not in fast'})\n"
         f"  {'':<20} alerts: {d.alerts}"
-        + (f"\n  {'':<20} room: {d.room} free GPUs on one node, reserved for it" if d.room else "")
+        + (
+            f"\n  {'':<20} room: {d.room} free GPU{'s' if d.room > 1 else ''} on one node, reserved"
+            if d.room
+            else ""
+        )
         for name, d in suite.DRILLS.items()
     ]
     return "\n".join(["drills, in run order:", *lines, "groups: all (every drill), fast (all but node-loss)"])

@@ -38,7 +38,8 @@ class Room:
 
     @property
     def note(self) -> str:
-        return f"reserved {self.node} ({self.reservation}): {self.gpus} GPUs free after {self.waited_s:.0f} s"
+        gpus = f"{self.gpus} GPU{'s' if self.gpus > 1 else ''}"
+        return f"reserved {self.node} ({self.reservation}): {gpus} free after {self.waited_s:.0f} s"
 
 
 def _reservations(probe: Probe) -> list[str]:

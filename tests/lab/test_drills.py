@@ -33,7 +33,9 @@ def test_every_fast_drill_passes(
     default_lab: Blueprint, host: Callable[[str], testinfra.host.Host], tmp_path: Path
 ) -> None:
     controller = host("controller")
-    serving = sorted(set(controller.check_output("sinfo -h -N -t idle -o %N").split()))
+    # In service and free: sinfo's state exactly idle (`-t idle` would also list the drained idle node).
+    nodes = controller.check_output("sinfo -h -N -o '%N %T'").splitlines()
+    serving = sorted({line.split()[0] for line in nodes if line.split()[1] == "idle"})
     fillers = [submit_gpu_job(controller, f"--gres=gpu:8 --nodelist={n}", FILLER_S) for n in serving]
     result = run_lab("drill", "fast", "--lab", default_lab.name, "--out", str(tmp_path), check=False)
     report = json.loads((tmp_path / "drills.json").read_text())

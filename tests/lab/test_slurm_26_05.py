@@ -56,8 +56,10 @@ __all__ = [  # the imported journeys and their fixtures are this module's tests 
 @pytest.fixture(scope="module")
 def default_lab(engine: docker.DockerClient) -> Iterator[Blueprint]:
     """The 26.05 lab (named so that the journey imported above runs on it), its live workload held off
-    as on the default lab, removed with --purge after the module."""
+    as on the default lab, from nothing (a lab left by an earlier run keeps slurmctld's state, whose
+    ClusterID a new database refuses) and removed with --purge after the module."""
     blueprint = load(BLUEPRINT)
+    run_lab("down", "--lab", blueprint.name, "--purge")
     run_lab("up", "--blueprint", str(BLUEPRINT))
     run_lab("status", "--lab", blueprint.name, "--wait")
     background.stop(blueprint.name)

@@ -1,8 +1,8 @@
 """No false alarms: the default lab with no fault in, under its live workload, fires no alert of the
 lab's pack or the exporter's own rules, but those already firing when the window opens (the exporter's
 SlurmNodeWarning for the node the blueprint holds in repair, routed to `quiet`). An alert pending then
-is no news (a `for:` exists for such moments: a job's GPUs mapped a scrape before the exporter shows its
-CPUs, GPUMappedToJobNotRunning's pending instant); it fails the test if it fires in the window.
+is no news (a `for:` exists for such moments: a job's GPUs can be mapped a scrape before the exporter
+shows its CPUs, GPUMappedToJobNotRunning's pending instant); it fails the test if it fires in the window.
 
 The plan's running jobs at its start (one 4-GPU inference job of the shipped plan) run beside one
 healthy 8-GPU inference and one 8-GPU interactive job, submitted by the workload runner so the shim

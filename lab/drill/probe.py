@@ -176,7 +176,8 @@ class Probe:
         JOB_START_S."""
         if self.reserved_node is not None:
             node = self.reserved_node
-            return self.until(lambda: node if self.free_gpus(node) >= gpus else None, JOB_START_S, node)
+            free = f"{gpus} free GPUs on {node}, reserved for the drill"
+            return self.until(lambda: node if self.free_gpus(node) >= gpus else None, JOB_START_S, free)
 
         def best() -> str | None:
             free = {str(n): self.free_gpus(n) for n in self.lab.blueprint.nodes.names if self.in_service(n)}

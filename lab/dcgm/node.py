@@ -82,6 +82,29 @@ def gpu_seed(seed: int, node: str, index: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}/{node}/{index}".encode()).digest()[:8], "big")
 
 
+@dataclass(frozen=True, slots=True)
+class _GpuRead:
+    """What one scrape read for one GPU before computing its values: the profiles of what runs on it,
+    its allocation identity and the faults injected on it."""
+
+    profiles: list[WorkloadProfile]
+    allocation: tuple[str, ...]
+    xid: int | None
+    throttle: Cause | None
+    replays_per_min: int | None
+
+    def values(self, model: GpuModel, now: float, straggle: float = 1.0) -> dict[str, str]:
+        return model.read(
+            now,
+            self.profiles,
+            allocation=self.allocation,
+            injected_xid=self.xid,
+            throttle=self.throttle,
+            straggle=straggle,
+            pcie_replays_per_min=self.replays_per_min,
+        )
+
+
 class EmulatedNode:
     def __init__(
         self,
@@ -135,6 +158,23 @@ class EmulatedNode:
             job_ids.extend(pod.pace_keys)
         return profiles, tuple(job_ids)
 
+    def _gpu_read(
+        self,
+        index: int,
+        jobs: Mapping[str, list[str]] | None,
+        pods: Mapping[str, PodInfo] | None,
+        classes: Mapping[str, str],
+    ) -> _GpuRead:
+        profiles, allocation = self._profiles(str(index), jobs, pods, classes)
+        config, name, log = self.config, self.config.name, self.log
+        return _GpuRead(
+            profiles,
+            allocation,
+            read_injected_xid(config.fault_dir, name, index, log) if config.fault_dir else None,
+            read_throttle(config.throttle_dir, name, index, log) if config.throttle_dir else None,
+            read_pcie_replays(config.pcie_replay_dir, name, index, log) if config.pcie_replay_dir else None,
+        )
+
     def samples(self) -> tuple[list[Sample], dict[str, list[str]] | None, dict[str, PodInfo] | None]:
         """Untransformed samples of all GPUs plus the job and pod maps read for this scrape."""
         now = self._clock()
@@ -150,58 +190,26 @@ class EmulatedNode:
         except JobMappingError as error:
             raise ScrapeError(error, HpcJobMapper.name, len(self._families)) from error
         classes = self._job_classes()
-        reads: list[tuple[list[WorkloadProfile], tuple[str, ...], int | None, Cause | None, int | None]] = []
-        for gpu in self.gpus:
-            profiles, allocation = self._profiles(str(gpu.index), jobs, pods, classes)
-            xid = (
-                read_injected_xid(self.config.fault_dir, self.config.name, gpu.index, self.log)
-                if self.config.fault_dir
-                else None
-            )
-            throttle = (
-                read_throttle(self.config.throttle_dir, self.config.name, gpu.index, self.log)
-                if self.config.throttle_dir
-                else None
-            )
-            replays = (
-                read_pcie_replays(self.config.pcie_replay_dir, self.config.name, gpu.index, self.log)
-                if self.config.pcie_replay_dir
-                else None
-            )
-            reads.append((profiles, allocation, xid, throttle, replays))
+        reads = [self._gpu_read(gpu.index, jobs, pods, classes) for gpu in self.gpus]
         # Throttled GPUs first: the slowest GPU of a job paces its other GPUs (same hpc_job or pod, or
         # on another node of this process the same workload).
         by_gpu: dict[int, dict[str, str]] = {}
         pace: dict[str, float] = {}
-        for index, (profiles, allocation, xid, throttle, replays) in enumerate(reads):
-            if throttle is not None:
+        for index, gpu_read in enumerate(reads):
+            if gpu_read.throttle is not None:
                 model = self.models[index]
-                by_gpu[index] = model.read(
-                    now,
-                    profiles,
-                    allocation=allocation,
-                    injected_xid=xid,
-                    throttle=throttle,
-                    pcie_replays_per_min=replays,
-                )
-                for key in allocation:
+                by_gpu[index] = gpu_read.values(model, now)
+                for key in gpu_read.allocation:
                     pace[key] = min(pace.get(key, 1.0), model.clock_share)
         if self._pace is not None:
             self._pace.post(self.config.name, pace)  # the board then answers for this node's keys too
-        for index, (profiles, allocation, xid, _, replays) in enumerate(reads):
+        for index, gpu_read in enumerate(reads):
             if index not in by_gpu:
                 if self._pace is not None:
-                    straggle = self._pace.share(allocation)
+                    straggle = self._pace.share(gpu_read.allocation)
                 else:
-                    straggle = min((pace.get(key, 1.0) for key in allocation), default=1.0)
-                by_gpu[index] = self.models[index].read(
-                    now,
-                    profiles,
-                    allocation=allocation,
-                    injected_xid=xid,
-                    straggle=straggle,
-                    pcie_replays_per_min=replays,
-                )
+                    straggle = min((pace.get(key, 1.0) for key in gpu_read.allocation), default=1.0)
+                by_gpu[index] = gpu_read.values(self.models[index], now, straggle)
         out: list[Sample] = []
         for gpu in self.gpus:
             values = by_gpu[gpu.index]

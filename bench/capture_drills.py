@@ -41,6 +41,7 @@ SELECTORS = {
     "slurmctld-node-gpus-alloc": "slurmctld_node_gpus_alloc",  # Slurm 26.05's own, renamed by the lab
     "slurmctld-bf-when-last-cycle": "slurmctld_bf_when_last_cycle",
     "slurmctld-sched-stats-timestamp": "slurmctld_sched_stats_timestamp",
+    "slurmctld-schedule-cycle-cnt": "slurmctld_schedule_cycle_cnt",
     "slurm-queue-pending": "slurm_queue_pending",
     "up": "up",
     "alerts": "ALERTS",

@@ -2276,8 +2276,74 @@ def _backfill_stalled() -> Test:
     )
 
 
+MAIN_SCHEDULER_CAPTURE = ROOT / "captures" / "main-scheduler-stalled-slurm-26.05.5"
+CYCLES_RANGE_SLOTS = 300 // SCRAPE_S  # SlurmMainSchedulerStalled's [5m]
+MAIN_SCHEDULER_FOR_SLOTS = 120 // SCRAPE_S  # its for: 2m
+MAIN_SCHEDULER_NOTES = {
+    "summary": "Slurm's main scheduler has run no cycle for 5 minutes while jobs wait",
+    "runbook_url": "docs/alerts.md",
+}
+
+
+def _main_scheduler_notes(labels: Labels) -> Labels:
+    description = (
+        f"slurmctld ({labels['instance']}) answers, but its count of main scheduling cycles has not moved "
+        "for 5 minutes while jobs wait for priority or resources; a healthy one runs a cycle at least every "
+        'sched_interval (60 s by default). Only the backfill starts jobs meanwhile. `sdiag` ("Main schedule '
+        'statistics": "Total cycles") shows the count, `scontrol show config | grep SchedulerParameters` '
+        "the interval and max_rpc_cnt; slurmctld's log says why."
+    )
+    return {**MAIN_SCHEDULER_NOTES, "description": description}
+
+
+def _changes(slots: list[str | None], slot: int) -> int | None:
+    """changes(x[5m]) at ``slot``: value changes between the samples of the range (Prometheus 2.53's range
+    holds both ends), None without a sample."""
+    values = [v for v in slots[max(slot - CYCLES_RANGE_SLOTS, 0) : slot + 1] if v not in (None, "stale")]
+    if not values:
+        return None
+    return sum(1 for a, b in itertools.pairwise(values) if float(a) != float(b))
+
+
+def _main_scheduler_stalled() -> Test:
+    """Slurm 26.05: the main scheduler held off (SchedulerParameters=sched_interval=-1, reconfigured:
+    every cycle returns before it counts) while an 8-GPU job waited for Resources, then set back, as
+    Prometheus stored slurmctld's own cycle count and the exporter's pending jobs by reason:
+    SlurmMainSchedulerStalled once the count had not moved for 5 minutes, for 2m."""
+    window, scraped = _drill_window(MAIN_SCHEDULER_CAPTURE)
+
+    def cut(name: str) -> Cut:
+        return _cut_scraped(window, _capture(name, MAIN_SCHEDULER_CAPTURE), lambda _: True, scraped)
+
+    cycles = cut("slurmctld-schedule-cycle-cnt.json")
+    ((labels, counts),) = cycles
+    pending = cut("slurm-queue-pending.json")
+
+    def waiting(slot: int) -> float:
+        waits = (slots for labels, slots in pending if labels["reason"] in WAITING_REASONS)
+        live = (_live(slots, slot, "pending jobs") for slots in waits)
+        return sum(v for v in live if v is not None)
+
+    def stalled(slot: int) -> bool:
+        return slot >= 0 and _changes(counts, slot) == 0 and waiting(slot) > 0
+
+    firing = _held(stalled, MAIN_SCHEDULER_FOR_SLOTS)
+    target = {k: v for k, v in labels.items() if k != "__name__"}
+    return _alert_test(
+        "Slurm 26.05: the main scheduler held off while an 8-GPU job waits for resources (captured)",
+        _inputs(cycles) + _inputs(pending),
+        "SlurmMainSchedulerStalled",
+        _episode_slots(stalled, MAIN_SCHEDULER_FOR_SLOTS, window.count, "no main cycle for 5 minutes"),
+        lambda slot: (
+            [({**target, "severity": "warning"}, _main_scheduler_notes(target))] if firing(slot) else []
+        ),
+    )
+
+
 def faults_slurm_26_05() -> dict[str, Any]:
-    return _test_file(["dcgm.yml", "slurm.yml"], [_beyond_allocation(), _backfill_stalled()])
+    return _test_file(
+        ["dcgm.yml", "slurm.yml"], [_beyond_allocation(), _backfill_stalled(), _main_scheduler_stalled()]
+    )
 
 
 FILES = {

@@ -34,7 +34,7 @@ from lab.runai import rest_auth
 
 # The rule files a Run:ai lab's Prometheus loads (ansible/roles/prometheus/files/rules/<area>.yml).
 RULE_AREAS = ("dcgm", "runai", "targets")
-EGRESS_AREAS = ("dcgm", "runai")  # the areas whose records cross the fence (egress-<area>.yml)
+EGRESS_AREAS = ("dcgm", "runai", "targets")  # the areas whose records cross the fence (egress-<area>.yml)
 # The driver's output directory as the egress gateway sees it (contract.SITE_LOGS_MOUNT/runai/): the
 # Events API's events and the KAI components' logs cross (signals/logs.md, "The Run:ai lab's lines").
 SITE_OUT = f"{contract.SITE_LOGS_MOUNT}/runai"

@@ -39,7 +39,7 @@ from lab.workload import background, pyslurm_wheel
 
 HOST_KINDS = ("container", "systemd")
 # The source areas whose egress records a Slurm lab sends (rules/egress-<area>.yml).
-EGRESS_AREAS = ("dcgm", "slurm")
+EGRESS_AREAS = ("dcgm", "slurm", "targets")
 # The job log that crosses the fence, as the gateway sees every Slurm host's log directory
 # (contract.SITE_LOGS_MOUNT/<host>/): the Prolog's and Epilog's lines and the health check's, at the
 # defaults of prolog/dcgm-job-mapping and healthcheck/dcgm-xid-check, and slurmctld's (signals/logs.md).

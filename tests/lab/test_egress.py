@@ -75,9 +75,10 @@ def test_the_centre_holds_the_egress_records_and_nothing_else(default_lab: Bluep
     now = time.time()
     at_centre = {s["__name__"] for s in promql.series(central, '{__name__=~".+"}', now - 3600, now)}
     assert at_centre <= allowed, f"not in the egress set: {sorted(at_centre - allowed)}"
-    # Each area crossed: the GPUs' records and the cluster's.
+    # Each area crossed: the GPUs' records, the cluster's and the alert path's.
     assert "Hostname_gpu_UUID:DCGM_FI_DEV_GPU_UTIL:max" in at_centre
     assert "partition:slurm_partition_gpus_allocated:sum" in at_centre
+    assert promql.query(central, "cluster:alertmanager_up:min")[0].value == 1
     gpus = promql.query(central, "count(Hostname_gpu_UUID:DCGM_FI_DEV_GPU_UTIL:max)")
     assert gpus[0].value == default_lab.nodes.count * default_lab.nodes.shape.gpus
     # The site's cluster label travels with every series, so a centre tells sites apart.

@@ -104,6 +104,7 @@ def test_prometheus_scrapes_every_target(runai: RunaiBlueprint) -> None:
         ("runai", f"runai:{contract.RUNAI_API_PORT}"),
         ("kube-state-metrics", f"runai:{ports['kube-state-metrics']}"),
         ("prometheus", "localhost:9090"),
+        ("alertmanager", "localhost:9093"),
     }
     expected |= {
         (f"kai-{p.name}", f"runai:{contract.kai_scheduler_port(i)}") for i, p in enumerate(runai.node_pools)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from typing import Any
 
 import docker
 import pytest
@@ -254,3 +255,39 @@ def test_the_workload_submits_through_slurmrestd_where_pyslurm_has_no_release(
 def test_lab_dump_is_clean_on_26_05(default_lab: Blueprint) -> None:
     result = run_lab("dump", "--lab", default_lab.name, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+CENTRAL_ALERTMANAGER_DOWN = "CentralAlertmanagerDown"
+
+
+def _at_the_centre(lab: Blueprint, *states: str) -> list[dict[str, Any]]:
+    """CentralAlertmanagerDown as the centre's vmalert has it, in any of ``states``."""
+    alerts = promql.alerts(f"http://127.0.0.1:{lab.ports.central_alerts}")
+    return [
+        a
+        for a in alerts
+        if a["labels"].get("alertname") == CENTRAL_ALERTMANAGER_DOWN and a["state"] in states
+    ]
+
+
+def test_an_alertmanager_that_is_down_is_told_by_the_centre_while_it_is_down(
+    default_lab: Blueprint, host: Callable[[str], Host]
+) -> None:
+    """The site's Alertmanager stopped: the centre's vmalert fires CentralAlertmanagerDown, naming the
+    site, while it is down, and resolves once it is back. Here, not on the default lab: this lab has the
+    fence and goes down after this module, and the site's PrometheusNotificationsFailing (delivered
+    when Alertmanager is back, then firing five minutes) would outlast the test into the next."""
+    prometheus = host("prometheus")
+    stopped_at = time.time()
+    prometheus.check_output("/usr/local/sbin/lab-daemon stop alertmanager")
+    try:
+        firing = wait_for(lambda: _at_the_centre(default_lab, "firing"), 300, "firing at the centre")
+        print(f"{CENTRAL_ALERTMANAGER_DOWN} firing {time.time() - stopped_at:.1f} s after the stop")
+        (alert,) = firing
+        assert alert["labels"]["cluster"] == default_lab.slurm.cluster_name, alert
+        assert not prometheus.run("pgrep -f ^/usr/bin/prometheus-alertmanager").succeeded, "told while down"
+    finally:
+        prometheus.check_output("/usr/local/sbin/lab-daemon start alertmanager")
+    started_at = time.time()
+    wait_for(lambda: not _at_the_centre(default_lab, "firing", "pending"), 180, "resolved at the centre")
+    print(f"{CENTRAL_ALERTMANAGER_DOWN} resolved {time.time() - started_at:.1f} s after the start")

@@ -16,7 +16,14 @@ from lab.paths import BLUEPRINTS_DIR, PROJECT_ROOT, lab_state_dir
 def test_a_runai_lab_loads_the_dcgm_and_runai_rules() -> None:
     model = runai_blueprint.load(BLUEPRINTS_DIR / "runai.yaml")
     variables = runai_lab.inventory(model)["all"]["vars"]
-    assert variables["prometheus_rule_areas"] == ["dcgm", "runai", "targets", "egress-dcgm", "egress-runai"]
+    assert variables["prometheus_rule_areas"] == [
+        "dcgm",
+        "runai",
+        "targets",
+        "egress-dcgm",
+        "egress-runai",
+        "egress-targets",
+    ]
     assert {"prometheus_cluster_label", "prometheus_scrape_jobs"} <= set(variables)
     # Each area has its rule file, each egress area its egress file (targets.yml records nothing).
     rules = PROJECT_ROOT / "ansible" / "roles" / "prometheus" / "files" / "rules"

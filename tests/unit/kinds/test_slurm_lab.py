@@ -64,6 +64,7 @@ def test_a_slurm_lab_loads_the_dcgm_slurm_and_egress_rules_and_keeps_its_alerts(
         "targets",
         "egress-dcgm",
         "egress-slurm",
+        "egress-targets",
     ]
     assert contract.alerts_dir(model.name) in rendered.state_dirs  # made before the bind mount needs it
 
@@ -75,8 +76,10 @@ def test_the_gateway_is_told_the_allow_list_the_labels_to_pseudonymise_and_the_j
     gateway = children["egress"]
     assert gateway["hosts"] == {"egress": {"ansible_host": "lab-default-egress"}}
     series = gateway["vars"]["egress_gateway_series"]
-    # Every record of both egress files, nothing else: 7 GPU records and 23 Slurm ones.
-    assert len(series) == len(set(series)) == 7 + 23
+    # Every record of the three egress files, nothing else: 7 GPU records, 23 Slurm ones and the
+    # Alertmanager's `up`.
+    assert len(series) == len(set(series)) == 7 + 23 + 1
+    assert "cluster:alertmanager_up:min" in series
     assert "Hostname_gpu_UUID:DCGM_FI_DEV_XID_ERRORS:max" in series
     assert "account:slurm_account_gpus_running:sum" in series
     assert not [name for name in series if name.count(":") != 2]

@@ -15,12 +15,14 @@ lab-down *args:
 status *args:
     lab status {{args}}
 
-# Two xdist workers: each lab's tests are one scope, run in order on one worker while the other worker
-# runs another lab's (tests/lab_groups.py); the unit tests' modules fill in wherever a worker is free.
+# Three xdist workers on two cores: each lab's tests are one scope, run in order on one worker while the
+# others run other labs' (tests/lab_groups.py), longest lab first; the unit tests' modules fill in
+# wherever a worker is free. A lab test mostly waits (for a scrape, an evaluation, a notification), so
+# a third worker shortens the run by about a third without a core of its own (BENCHMARKS.md, "CI").
 
-# Unit and live-lab tests on two workers (a default lab that is not up is brought up first)
+# Unit and live-lab tests on three workers (a default lab that is not up is brought up first)
 test *args:
-    python -m pytest tests -n 2 --dist loadscope {{args}}
+    python -m pytest tests -n 3 --dist loadscope {{args}}
 
 # Unit tests only: no container engine needed
 unit *args:
@@ -95,7 +97,7 @@ helm-test:
 
 # The live-lab tests (a lab that is not up is brought up first)
 lab-check *args:
-    python -m pytest tests/lab -n 2 --dist loadscope {{args}}
+    python -m pytest tests/lab -n 3 --dist loadscope {{args}}
 
 # Scrape every target of the running lab into captures/LAB (provenance headers, inventories)
 capture lab="default" duration="120":

@@ -1,9 +1,13 @@
 """Which lab each lab test works on, and the xdist scheduler that keeps a lab's tests together.
 
-`just test` runs two xdist workers with ``--dist loadscope``: a scope goes to one worker and runs there
+`just test` runs three xdist workers with ``--dist loadscope``: a scope goes to one worker and runs there
 in order. Here a lab is a scope: every test of the default lab runs on one worker, in module order,
-while the other worker takes the modules that bring up a lab of their own (labs share no container,
-port or fault record). Outside tests/lab/ a scope is xdist's own (a module).
+while the others take the modules that bring up a lab of their own (labs share no container, port or
+fault record). Outside tests/lab/ a scope is xdist's own (a module).
+
+xdist hands scopes out in the order of their first test, one at a time as a worker runs short of
+work, so the suite is ordered (:func:`order_by_lab`) longest lab first (CI's figures, BENCHMARKS.md):
+a long lab that came last would run alone at the end.
 """
 
 from __future__ import annotations
@@ -19,15 +23,26 @@ from lab.paths import BLUEPRINTS_DIR, DEFAULT_BLUEPRINT
 DEFAULT_LAB = load(DEFAULT_BLUEPRINT).name
 # tests/lab/test_runai.py's lab: the shipped Run:ai blueprint's, or the one $LAB_RUNAI_BLUEPRINT names.
 RUNAI_BLUEPRINT = Path(os.environ.get("LAB_RUNAI_BLUEPRINT", BLUEPRINTS_DIR / "runai.yaml"))
-# The lab test modules that bring up a lab of their own (Molecule: its scenarios' containers); every
-# other module under tests/lab/ works on the default lab.
+# Labs made from the default blueprint as shipped, renamed and on host ports of their own (the
+# workload and the fence left out: the tests' own jobs need free GPUs, and the fence is proven on the
+# default lab): `lab up --hosts systemd` (test_systemd_hosts.py) and the fast drills (test_drills.py).
+DERIVED_PORTS = {
+    "machines": {"slurmrestd": 6823, "prometheus": 9094, "alertmanager": 9097, "slurm_exporter": 9354},
+    "drills": {"slurmrestd": 6825, "prometheus": 9087, "alertmanager": 9088, "slurm_exporter": 9355},
+}
+# The lab test modules that bring up a lab of their own (Molecule: its scenarios' containers), longest
+# first (CI, 2026-12-07: the default lab's modules about 1,600 s, the Run:ai lab's 1,150 s, the drills'
+# 800 s, the 26.05 lab's 600 s, the machine-like hosts' 400 s, Molecule's 190 s, the racks' 45 s); every
+# other module under tests/lab/ works on the default lab, whose scope goes first.
 OWN_LAB = {
-    "test_racks.py": "racks",
-    "test_role_scenarios.py": "molecule",
     "test_runai.py": runai_blueprint.load(RUNAI_BLUEPRINT).name,
+    "test_drills.py": "drills",
     "test_slurm_26_05.py": load(BLUEPRINTS_DIR / "slurm-26.05.yaml").name,
     "test_systemd_hosts.py": "machines",
+    "test_role_scenarios.py": "molecule",
+    "test_racks.py": "racks",
 }
+LAB_ORDER = [DEFAULT_LAB, *OWN_LAB.values()]
 
 
 def lab_of(nodeid: str) -> str | None:
@@ -36,6 +51,17 @@ def lab_of(nodeid: str) -> str | None:
     if path.parent != PurePosixPath("tests/lab"):
         return None
     return OWN_LAB.get(path.name, DEFAULT_LAB)
+
+
+def order_by_lab(items: list[Any]) -> None:
+    """Reorder a collection in place: the lab tests by LAB_ORDER (each module's tests in their own
+    order), then everything else as collected."""
+
+    def rank(item: Any) -> int:
+        lab = lab_of(item.nodeid)
+        return LAB_ORDER.index(lab) if lab is not None else len(LAB_ORDER)
+
+    items.sort(key=rank)  # stable: the order within a lab, and outside tests/lab/, stays
 
 
 def lab_scheduling(config: Any, log: Any) -> Any:

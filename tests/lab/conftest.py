@@ -23,6 +23,7 @@ from pathlib import Path
 import docker
 import pytest
 import testinfra
+import yaml
 
 from lab import contract, promql
 from lab.alerts.listing import Delivered, read_delivered
@@ -32,7 +33,7 @@ from lab.blueprint.workload_spec import WORKLOAD_CLASSES
 from lab.bringup import containers
 from lab.paths import DEFAULT_BLUEPRINT, PROJECT_ROOT, lab_state_dir
 from lab.workload import background
-from tests.lab_groups import DEFAULT_LAB, lab_of
+from tests.lab_groups import DEFAULT_LAB, DERIVED_PORTS, lab_of
 
 LAB_BLUEPRINTS = Path(__file__).parent / "blueprints"
 LAB_TESTS = Path(__file__).parent
@@ -242,6 +243,18 @@ def host(default_lab: Blueprint) -> Callable[[str], testinfra.host.Host]:
         return testinfra.get_host(f"docker://{contract.container_name(default_lab.name, hostname)}")
 
     return get
+
+
+def derived_blueprint(path: Path, name: str, **slurm: object) -> Path:
+    """Write blueprints/default.yaml as shipped, as lab ``name`` on its host ports
+    (tests.lab_groups.DERIVED_PORTS), without the workload and the fence, to ``path``; ``slurm`` sets
+    values of its slurm section."""
+    document = yaml.safe_load(DEFAULT_BLUEPRINT.read_text())
+    document.update(name=name, ports=DERIVED_PORTS[name], egress={"enabled": False})
+    document.pop("workload", None)
+    document["slurm"].update(slurm)
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
 
 
 @pytest.fixture(scope="module")

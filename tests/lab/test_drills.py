@@ -1,43 +1,53 @@
-"""`lab drill fast` on the default lab, through the command line as a user runs it: every drill but
-node-loss (which waits out slurmd's 300 s timeout; RELIABILITY.md has the whole set, run with the live
-workload). Here the workload is held off, as for every lab test (conftest.py); instead, every GPU in
-service is busy when the run starts (one 8-GPU job per node, FILLER_S long), as on a busy lab, so the
-first drill that needs GPUs must make room as an operator would (lab.drill.room: a reservation, then
-its node's jobs end). The shared checks then cover the drills' jobs, and each drill's alerts: those its
-fault must cause delivered once and resolved (xid-storm's three GPUXIDErrors, dbd-outage's
-SlurmDBDNotTakingRecords), no other alert begun during any drill."""
+"""`lab drill fast` through the command line as a user runs it, on a lab of its own: the default
+blueprint as lab "drills" (tests.lab_groups), so that its faults touch no other module's lab and it runs
+beside them. Every drill but node-loss (which waits out slurmd's 300 s timeout; RELIABILITY.md has the
+whole set, run with the live workload on the default lab). There is no workload here, as for every lab
+test (conftest.py); instead, every GPU in service is busy when the run starts (one 8-GPU job per node,
+FILLER_S long), as on a busy lab, so the first drill that needs GPUs must make room as an operator would
+(lab.drill.room: a reservation, then its node's jobs end). The shared checks then cover the drills'
+jobs, and each drill's alerts: those its fault must cause delivered once and resolved (xid-storm's three
+GPUXIDErrors, dbd-outage's SlurmDBDNotTakingRecords), no other alert begun during any drill."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import testinfra
 
-from lab.blueprint.slurm_blueprint import Blueprint
+from lab import contract
+from lab.blueprint.slurm_blueprint import Blueprint, load
 from lab.drill.room import PREFIX
 from lab.drill.suite import DRILLS, GROUPS
 
-from .conftest import run_lab, submit_gpu_job
+from .conftest import derived_blueprint, run_lab, submit_gpu_job
 
 pytestmark = pytest.mark.lab
 
 # The fillers outlast the first drill, restd-restart (14 s with its checks on the live lab, 2026-12-07),
 # which needs no GPU, so that the next, shim-restart, finds every GPU taken and waits in its reservation.
 FILLER_S = 60
+LAB = "drills"
 
 
-def test_every_fast_drill_passes(
-    default_lab: Blueprint, host: Callable[[str], testinfra.host.Host], tmp_path: Path
-) -> None:
-    controller = host("controller")
+@pytest.fixture(scope="module")
+def drill_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Blueprint]:
+    path = derived_blueprint(tmp_path_factory.mktemp(LAB) / f"{LAB}.yaml", LAB)
+    run_lab("down", "--lab", LAB, "--purge", check=False)
+    run_lab("up", "--blueprint", str(path), "--no-workload")
+    yield load(path)
+    run_lab("down", "--lab", LAB, "--purge")
+
+
+def test_every_fast_drill_passes(drill_lab: Blueprint, tmp_path: Path) -> None:
+    controller = testinfra.get_host(f"docker://{contract.container_name(LAB, 'controller')}")
     # In service and free: sinfo's state exactly idle (`-t idle` would also list the drained idle node).
     nodes = controller.check_output("sinfo -h -N -o '%N %T'").splitlines()
     serving = sorted({line.split()[0] for line in nodes if line.split()[1] == "idle"})
     fillers = [submit_gpu_job(controller, f"--gres=gpu:8 --nodelist={n}", FILLER_S) for n in serving]
-    result = run_lab("drill", "fast", "--lab", default_lab.name, "--out", str(tmp_path), check=False)
+    result = run_lab("drill", "fast", "--lab", LAB, "--out", str(tmp_path), check=False)
     report = json.loads((tmp_path / "drills.json").read_text())
     assert [d["drill"] for d in report] == GROUPS["fast"]
     failed = {d["drill"]: d for d in report if not d["passed"]}

@@ -29,37 +29,23 @@ from lab import contract, promql
 from lab.blueprint.slurm_blueprint import Blueprint, load
 from lab.bringup import containers, daemons, ssh
 from lab.contract import JOB_MAPPING_DIR
-from lab.paths import ANSIBLE_DIR, DEFAULT_BLUEPRINT, lab_state_dir
+from lab.paths import ANSIBLE_DIR, lab_state_dir
 
-from .conftest import run_lab, running_job_gpus, submit_gpu_job, wait_for
+from .conftest import derived_blueprint, run_lab, running_job_gpus, submit_gpu_job, wait_for
 
 pytestmark = pytest.mark.lab
 
 LAB = "machines"
-PORTS = {"slurmrestd": 6823, "prometheus": 9094, "alertmanager": 9097, "slurm_exporter": 9354}
 # Every host's units, as `lab status` names them (tests below check each one's MainPID).
 UNITS = daemons.SYSTEMD_UNITS_BY_ROLE
 # What reads slurm.conf (and so restarts when one of its values changes); everything else keeps running.
 SLURM_CONF_READERS = {"slurmctld", "slurmd", "slurmrestd"}
 
 
-def _write_blueprint(path: Path, max_job_count: int | None = None) -> Path:
-    document = yaml.safe_load(DEFAULT_BLUEPRINT.read_text())
-    document.update(name=LAB, ports=PORTS)
-    document.pop("workload", None)  # the tests' own jobs need free GPUs
-    document["egress"] = {
-        "enabled": False
-    }  # the fence runs on container-native hosts (tests/lab/test_egress.py)
-    if max_job_count is not None:
-        document["slurm"]["max_job_count"] = max_job_count
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
-    return path
-
-
 @pytest.fixture(scope="module")
 def machines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Blueprint, Path, float]]:
     """The lab on systemd hosts, brought up from nothing; yields (blueprint, its file, bring-up seconds)."""
-    path = _write_blueprint(tmp_path_factory.mktemp("machines") / "machines.yaml")
+    path = derived_blueprint(tmp_path_factory.mktemp("machines") / "machines.yaml", LAB)
     run_lab("down", "--lab", LAB, "--purge", check=False)
     started = time.monotonic()
     run_lab("up", "--blueprint", str(path), "--hosts", "systemd", "--no-workload")
@@ -195,7 +181,9 @@ def test_a_changed_slurm_value_restarts_only_the_daemons_that_read_it(
 ) -> None:
     blueprint, _, _ = machines
     before = _main_pids(blueprint)
-    changed = _write_blueprint(tmp_path / "machines.yaml", max_job_count=blueprint.slurm.max_job_count + 1)
+    changed = derived_blueprint(
+        tmp_path / "machines.yaml", LAB, max_job_count=blueprint.slurm.max_job_count + 1
+    )
     run_lab("up", "--blueprint", str(changed), "--hosts", "systemd", "--no-workload")
     after = _main_pids(blueprint)
     restarted = {key for key in before if after[key] != before[key]}

@@ -65,8 +65,12 @@ def order_by_lab(items: list[Any]) -> None:
 
 
 def lab_scheduling(config: Any, log: Any) -> Any:
-    """xdist's LoadScopeScheduling with a lab as the scope of each lab test."""
+    """xdist's LoadScopeScheduling with a lab as the scope of each lab test, handed out in the
+    collection's order (order_by_lab). xdist would otherwise sort the scopes by their number of tests
+    (its --loadscope-reorder, on by default), which sends a lab of one long test, the drills', last."""
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False
 
     class LabScheduling(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:

@@ -87,7 +87,7 @@ def test_prometheus_sends_to_the_alertmanager(endpoints: dict[str, str]) -> None
 def test_prometheus_loads_the_slurm_labs_rule_files(endpoints: dict[str, str]) -> None:
     # The site's rules, the egress records the fence sends (signals/egress.md), then the exporter's own
     # alerts.yml and rules.yml as its tag archive has them (signals/alerts.md).
-    areas = ("dcgm", "slurm", "targets", "egress-dcgm", "egress-slurm")
+    areas = ("dcgm", "slurm", "targets", "egress-dcgm", "egress-slurm", "egress-targets")
     files = {f"/etc/prometheus/rules/{area}.yml": RULES / f"{area}.yml" for area in areas}
     upstream = upstream_rules.ensure()
     files |= {f"/etc/prometheus/rules/{path.name}": path for path in upstream}
@@ -151,7 +151,7 @@ def test_an_alert_is_delivered_to_the_receivers_file(
         assert notification["groupLabels"] == {"alertname": "LabAlertPathCheck", "cluster": labels["cluster"]}
         assert [a["labels"] for a in notification["alerts"] if a["labels"].get("check") == check] == [labels]
         assert record["received_at"].endswith("Z")
-        shown = json.loads(run_lab("alerts", "--json", "--limit", "1000").stdout)
+        shown = json.loads(run_lab("alerts", "--json", "--limit", "1000", "--lab", default_lab.name).stdout)
         assert any(any(a["labels"].get("check") == check for a in d["alerts"]) for d in shown["delivered"]), (
             "lab alerts --json does not list the delivered notification"
         )

@@ -1,12 +1,15 @@
 """Slurm 26.05 beside 24.11: a lab of blueprints/slurm-26.05.yaml, slurmctld's own metrics scraped beside
-the pinned exporter (signals/slurm-native.md), and the XID and throttled-GPU journeys walked on it as on
-24.11 (tests/lab/test_journeys.py, run here against this lab)."""
+the pinned exporter (signals/slurm-native.md), the XID and throttled-GPU journeys walked on it as on
+24.11 (tests/lab/test_journeys.py, run here against this lab), the drills of Slurm's daemons, and, last
+(its lab goes down after it), the site's Alertmanager stopped and told by the centre."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import docker
@@ -255,6 +258,23 @@ def test_the_workload_submits_through_slurmrestd_where_pyslurm_has_no_release(
 def test_lab_dump_is_clean_on_26_05(default_lab: Blueprint) -> None:
     result = run_lab("dump", "--lab", default_lab.name, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# The drills whose faults are Slurm's daemons, whose recovery the release decides (slurmctld's saved
+# state, slurmdbd's agent queue, slurmrestd's API); the others break the shim, Prometheus or the mapping
+# directory, which are the same on both releases (tests/lab/test_drills.py runs them on 24.11).
+SLURM_DRILLS = ("restd-restart", "controller-restart", "dbd-outage")
+
+
+def test_the_slurm_daemon_drills_pass_on_26_05(default_lab: Blueprint, tmp_path: Path) -> None:
+    result = run_lab("drill", *SLURM_DRILLS, "--lab", default_lab.name, "--out", str(tmp_path), check=False)
+    report = json.loads((tmp_path / "drills.json").read_text())
+    assert [d["drill"] for d in report] == list(SLURM_DRILLS)
+    assert result.returncode == 0 and all(d["passed"] for d in report), result.stdout + result.stderr
+    told = {d["drill"]: [a["alert"] for a in d["alerts"]] for d in report if d["alerts"]}
+    assert told == {"dbd-outage": ["SlurmDBDNotTakingRecords"]}, told
+    for drill in report:  # BENCHMARKS.md
+        print(f"{drill['drill']} on 26.05: {drill['seconds']:.0f} s", *drill["alerts"])
 
 
 CENTRAL_ALERTMANAGER_DOWN = "CentralAlertmanagerDown"

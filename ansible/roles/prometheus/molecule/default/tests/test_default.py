@@ -84,6 +84,7 @@ def test_the_targets_keep_the_instance_labels(host) -> None:
     targets = api(host, "/api/v1/targets")["activeTargets"]
     assert {(t["scrapePool"], t["labels"]["instance"], t["scrapeUrl"]) for t in targets} == {
         ("prometheus", "localhost:9090", "http://localhost:9090/metrics"),
+        ("alertmanager", "localhost:9093", "http://localhost:9093/metrics"),
         ("slurm", "controller:9341", "http://controller:9341/metrics"),
         ("dcgm", "gpu-01:9400", "http://rack-01:9401/metrics"),
         ("dcgm", "gpu-02:9400", "http://rack-01:9402/metrics"),

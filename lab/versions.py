@@ -28,6 +28,13 @@ class SlurmRelease:
     # PySlurm builds per Slurm major.minor; without a release for this one, the workload submits through
     # slurmrestd (docs/workload.md).
     pyslurm: bool = False
+    # slurmctld refuses to start again (fatal "No Assoc usage file … to recover") when a core state file
+    # is missing and the cluster has started before: from 25.05 (SchedMD/slurm 4344e6addc, "fatal() on
+    # startup if certain core state files do not exist and it is not the first start of the cluster";
+    # load_assoc_usage, src/common/assoc_mgr.c@slurm-26-05-3-1). It writes assoc_usage in its full state
+    # save, every PERIODIC_CHECKPOINT (300 s, src/slurmctld/slurmctld.h): killed in its first five
+    # minutes, it stays down until started with -i.
+    restart_needs_full_save: bool = False
 
 
 SLURM_RELEASES = {
@@ -41,6 +48,7 @@ SLURM_RELEASES = {
         debootstrap_script="sid",
         release_may_be_expired=True,
         native_metrics=True,
+        restart_needs_full_save=True,
     ),
 }
 DEFAULT_SLURM_SERIES = "24.11"

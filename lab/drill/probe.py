@@ -100,6 +100,11 @@ class Probe:
         code, mtime = self.run("controller", f"stat -c %.9Y {STATE_SAVE}/job_state")
         return code == 0 and float(mtime.strip() or 0) > since
 
+    def full_state_saved(self) -> bool:
+        """slurmctld has made a full state save (StateSaveLocation/assoc_usage exists), which it does every
+        300 s and without which Slurm 25.05 and later refuse to restart (lab.versions)."""
+        return self.run("controller", f"test -e {STATE_SAVE}/assoc_usage")[0] == 0
+
     def submit(self, gpus: int, seconds: int, *, user: str | None = None, options: str = "") -> str:
         """A job that runs lab-gpu-app on ``gpus`` GPUs for ``seconds``, as a blueprint user."""
         user = user or self.lab.blueprint.all_users[0].name

@@ -18,10 +18,19 @@ DBD_ALERT_WITHIN_S = 240
 # the state saved, slurmctld back, the exporter scraped: about 4 minutes at most), within sbatch's
 # --time=10 minutes.
 SURVIVOR_S = 540
+# slurmctld's full state save comes every PERIODIC_CHECKPOINT, 300 s after its start (lab.versions); its
+# background loop checks once a second. Waited for before the drill's jobs, which it would outlast.
+FULL_SAVE_S = 310
 
 
 def controller_restart(probe: Probe, record: Record) -> None:
     record.broken = {f"slurm/controller:{contract.SLURM_EXPORTER_PORT}"}
+    if probe.lab.blueprint.slurm.release.restart_needs_full_save and not probe.full_state_saved():
+        # Killed before its first full state save, this release would not start again (lab.versions): a
+        # site's slurmctld has long made one; a lab's may be minutes old.
+        waited = time.monotonic()
+        probe.until(probe.full_state_saved, FULL_SAVE_S, "slurmctld's first full state save (assoc_usage)")
+        record.notes.append(f"waited {time.monotonic() - waited:.0f} s for slurmctld's first full state save")
     # The drill's jobs are what it asserts about, so neither may change state near the kill on its own:
     # the running job outlives every wait below (cancelled at the end), and the pending one is held
     # (JobHeldUser), so that slurmctld cannot allocate it in the seconds before the kill: an allocation

@@ -1,5 +1,5 @@
-"""Suite-wide: under ``--dist loadscope`` (`just test`) each lab's tests are one scope, the longest lab
-first (tests/lab_groups.py)."""
+"""Suite-wide: the lab tests ordered by lab, the longest first, and under ``--dist loadscope`` (`just
+test`) each lab's tests one scope (tests/lab_groups.py)."""
 
 from __future__ import annotations
 
@@ -16,5 +16,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getvalue("dist") == "loadscope":
-        order_by_lab(items)
+    # Whatever the --dist: xdist's workers collect with it set to "no", and the controller's scheduler
+    # hands scopes out in the order they collected.
+    order_by_lab(items)

@@ -54,14 +54,15 @@ def lab_of(nodeid: str) -> str | None:
 
 
 def order_by_lab(items: list[Any]) -> None:
-    """Reorder a collection in place: the lab tests by LAB_ORDER (each module's tests in their own
-    order), then everything else as collected."""
+    """Reorder a collection in place: the lab tests, in the places they hold, by LAB_ORDER (each
+    module's tests in their own order); everything else stays where it is."""
 
     def rank(item: Any) -> int:
-        lab = lab_of(item.nodeid)
-        return LAB_ORDER.index(lab) if lab is not None else len(LAB_ORDER)
+        return LAB_ORDER.index(lab_of(item.nodeid))
 
-    items.sort(key=rank)  # stable: the order within a lab, and outside tests/lab/, stays
+    lab = [item for item in items if lab_of(item.nodeid) is not None]
+    ordered = iter(sorted(lab, key=rank))  # stable: each lab's tests keep their order
+    items[:] = [next(ordered) if lab_of(item.nodeid) is not None else item for item in items]
 
 
 def lab_scheduling(config: Any, log: Any) -> Any:

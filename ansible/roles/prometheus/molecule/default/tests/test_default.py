@@ -12,7 +12,7 @@ import yaml
 
 BASE = "http://127.0.0.1:9090"
 ALERTMANAGER = "http://127.0.0.1:9093"
-JOBS = {"prometheus", "slurm", "dcgm", "runai"}
+JOBS = {"prometheus", "alertmanager", "slurm", "dcgm", "runai"}
 AREAS = ("dcgm", "slurm", "runai")
 NOTIFICATIONS = "/var/lib/aifactory-lab/alerts/notifications.jsonl"
 

@@ -6,8 +6,10 @@ while the others take the modules that bring up a lab of their own (labs share n
 fault record). Outside tests/lab/ a scope is xdist's own (a module).
 
 xdist hands scopes out in the order of their first test, one at a time as a worker runs short of
-work, so the suite is ordered (:func:`order_by_lab`) longest lab first (CI's figures, BENCHMARKS.md):
-a long lab that came last would run alone at the end.
+work (two tests or fewer left), so the suite is ordered (:func:`order_by_lab`) longest lab first and
+the scopes outside tests/lab/ (the DCGM conformance module's, the unit modules') after every lab (CI's
+figures, BENCHMARKS.md): a long lab that came last would run alone at the end, and a short scope handed
+out first leaves its worker asking for a second at once.
 """
 
 from __future__ import annotations
@@ -31,13 +33,14 @@ DERIVED_PORTS = {
     "drills": {"slurmrestd": 6825, "prometheus": 9087, "alertmanager": 9088, "slurm_exporter": 9355},
 }
 # The lab test modules that bring up a lab of their own (Molecule: its scenarios' containers), longest
-# first (CI, 2026-12-07: the default lab's modules about 1,600 s, the Run:ai lab's 1,150 s, the drills'
-# 800 s, the 26.05 lab's 600 s, the machine-like hosts' 400 s, Molecule's 190 s, the racks' 45 s); every
-# other module under tests/lab/ works on the default lab, whose scope goes first.
+# first (CI on three workers, 2026-12-07, set-up included: the default lab's modules about 1,700 s, the
+# Run:ai lab's 1,400 s, the 26.05 lab's 970 s, the drills' 810 s, the machine-like hosts' 560 s,
+# Molecule's 360 s, the racks' 140 s); every other module under tests/lab/ works on the default lab,
+# whose scope goes first.
 OWN_LAB = {
     "test_runai.py": runai_blueprint.load(RUNAI_BLUEPRINT).name,
-    "test_drills.py": "drills",
     "test_slurm_26_05.py": load(BLUEPRINTS_DIR / "slurm-26.05.yaml").name,
+    "test_drills.py": "drills",
     "test_systemd_hosts.py": "machines",
     "test_role_scenarios.py": "molecule",
     "test_racks.py": "racks",
@@ -54,15 +57,14 @@ def lab_of(nodeid: str) -> str | None:
 
 
 def order_by_lab(items: list[Any]) -> None:
-    """Reorder a collection in place: the lab tests, in the places they hold, by LAB_ORDER (each
-    module's tests in their own order); everything else stays where it is."""
+    """Reorder a collection in place: the lab tests by LAB_ORDER, then everything else, each module's
+    tests in their own order."""
 
     def rank(item: Any) -> int:
-        return LAB_ORDER.index(lab_of(item.nodeid))
+        lab = lab_of(item.nodeid)
+        return len(LAB_ORDER) if lab is None else LAB_ORDER.index(lab)
 
-    lab = [item for item in items if lab_of(item.nodeid) is not None]
-    ordered = iter(sorted(lab, key=rank))  # stable: each lab's tests keep their order
-    items[:] = [next(ordered) if lab_of(item.nodeid) is not None else item for item in items]
+    items.sort(key=rank)  # stable: each lab's and each module's tests keep their order
 
 
 def lab_scheduling(config: Any, log: Any) -> Any:

@@ -1,8 +1,8 @@
-"""The project's rule files (ansible/roles/prometheus/files/rules/) under the lab's pinned promtool:
-`promtool check rules` passes, and `promtool test rules` passes the unit tests cut from the lab's
-captures (tests/rules/, written by tests/rules/cut_series.py, which must be current), the pinned
-exporter's own alerts.yml and rules.yml among them. The same commands as `just rules-test`; promtool
-runs in the lab's Prometheus image, whose tag comes from lab.bringup.images."""
+"""The project's rule files (the prometheus and central_store roles' files/rules/) under the lab's
+pinned promtool: `promtool check rules` passes, and `promtool test rules` passes the unit tests cut from
+the lab's captures (tests/rules/, written by tests/rules/cut_series.py, which must be current), the
+pinned exporter's own alerts.yml and rules.yml among them. The same commands as `just rules-test`;
+promtool runs in the lab's Prometheus image, whose tag comes from lab.bringup.images."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ from lab.slurm_exporter.binary import DEFAULT_ARCHIVE
 
 pytestmark = pytest.mark.lab
 
-RULES = sorted((PROJECT_ROOT / "ansible" / "roles" / "prometheus" / "files" / "rules").glob("*.yml"))
+ROLES = PROJECT_ROOT / "ansible" / "roles"
+RULES = sorted((ROLES / "prometheus" / "files" / "rules").glob("*.yml"))
+# The centre's vmalert rules: PromQL as well (their unit tests are among TESTS).
+CENTRAL_RULES = sorted((ROLES / "central_store" / "files" / "rules").glob("*.yml"))
 TESTS = sorted((PROJECT_ROOT / "tests" / "rules").glob("*.test.yml"))
 
 
@@ -51,7 +54,9 @@ def test_every_area_has_a_rule_file_and_a_unit_test() -> None:
 def test_rule_files_pass_promtool_check(promtool: list[str]) -> None:
     upstream = [f"/upstream/{name}" for name in upstream_rules.MEMBERS.values()]
     done = subprocess.run(
-        [*promtool, "check", "rules", *_relative(list(RULES)), *upstream], capture_output=True, text=True
+        [*promtool, "check", "rules", *_relative([*RULES, *CENTRAL_RULES]), *upstream],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 

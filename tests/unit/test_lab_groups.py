@@ -63,7 +63,7 @@ class _Item:
 
 
 @pytest.mark.parametrize("lab_module", list(OWN_LAB))
-def test_the_order_puts_each_lab_together_longest_first(lab_module: str) -> None:
+def test_the_order_puts_each_lab_together_longest_first_and_the_rest_after(lab_module: str) -> None:
     items = [
         _Item("tests/unit/test_x.py::test_a"),
         _Item(f"tests/lab/{lab_module}::test_a"),
@@ -72,5 +72,5 @@ def test_the_order_puts_each_lab_together_longest_first(lab_module: str) -> None
     ]
     order_by_lab(items)
     labs = [lab_of(item.nodeid) for item in items]
-    assert labs == [None, DEFAULT_LAB, OWN_LAB[lab_module], OWN_LAB[lab_module]]
-    assert [item.nodeid.rsplit("::", 1)[1] for item in items[2:]] == ["test_a", "test_b"]
+    assert labs == [DEFAULT_LAB, OWN_LAB[lab_module], OWN_LAB[lab_module], None]
+    assert [item.nodeid.rsplit("::", 1)[1] for item in items[1:3]] == ["test_a", "test_b"]

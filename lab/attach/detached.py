@@ -1,7 +1,7 @@
-"""Processes that work beside a running lab after `lab up` has returned: the live workload, the builds
-and installs of Prometheus' web UI and of the fence (:class:`BackgroundInstall`). Each is a detached
-``python -m lab …`` with its pid and log in the lab's state directory (``<name>.pid``, ``<name>.log``),
-so any later `lab` command finds it and `lab down` stops it.
+"""Processes that work beside a lab while `lab up` brings it up and after it has returned: the live
+workload, the builds and installs of Prometheus' web UI and of the fence (:class:`BackgroundInstall`).
+Each is a detached ``python -m lab …`` with its pid and log in the lab's state directory
+(``<name>.pid``, ``<name>.log``), so any later `lab` command finds it and `lab down` stops it.
 """
 
 from __future__ import annotations
@@ -11,13 +11,18 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.bringup import lock
 from lab.paths import lab_state_dir
+from lab.progress import Progress
 
 STOP_TIMEOUT_S = 20
+# A bring-up from nothing on a loaded machine (images, Ansible) is minutes; an hour is a lab up that hangs.
+BRING_UP_WAIT_S = 3600
 
 
 def pid_file(lab: str, name: str) -> Path:
@@ -103,6 +108,17 @@ class BackgroundInstall:
         )
         self.say(lab, line)
         return pid, line
+
+    @contextmanager
+    def after_bring_up(self, lab: str, what: str, progress: Progress) -> Iterator[None]:
+        """The lab's lock, for `lab <what>`'s install: `lab up` starts this process before it provisions
+        and holds the lock until the lab is up, so the install waits for it (BRING_UP_WAIT_S at most)."""
+
+        def waiting(holder: str) -> None:
+            progress.say(f"waiting for {holder} to finish with lab '{lab}'")
+
+        with lock.held(lab_state_dir(lab), what, BRING_UP_WAIT_S, waiting):
+            yield
 
     def status(self, lab: str) -> str | None:
         """The status line, once a `lab up` wrote one; a background build that ended without its last

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab import build_step, versions
+from lab.bringup import lock
 from lab.central import collector_manifest
 from lab.paths import state_root
 from lab.progress import Progress
@@ -150,9 +151,14 @@ def ensure(
     """Every binary, from its cache entry or built now (the module docstring); :class:`BuildError`
     otherwise. ``run`` executes a command (the tests pass a stub), ``go`` is the toolchain (else found),
     ``root`` the state root."""
+
+    def waiting(holder: str) -> None:
+        progress.say(f"the fence's binaries: waiting for {holder}, which is building them")
+
     builds = _Builds(progress, run or _run, go, root)
-    victoria_metrics, vmalert, victoria_logs = (builds.install(b) for b in stores())
-    otelcol = builds.collector()
+    with lock.building(cache_dir(root), "egress install", waiting):  # after the wait, every entry a hit
+        victoria_metrics, vmalert, victoria_logs = (builds.install(b) for b in stores())
+        otelcol = builds.collector()
     return CentralBinaries(
         victoria_metrics,
         vmalert,

@@ -1,7 +1,8 @@
 """The fence off the lab's critical path: `lab up` installs the egress gateway and the centre with the
 rest of the lab when their binaries are cached; without them it starts `lab egress install` in the
-background, which builds them (the gateway's build is minutes on a fresh machine: BENCHMARKS.md) and
-then runs the gateway's and the centre's roles alone (``ansible/fence.yml``) on the running lab.
+background before it provisions, which builds them beside the bring-up (the gateway's build is minutes
+on a fresh machine: BENCHMARKS.md) and, once `lab up` lets go of the lab, runs the gateway's and the
+centre's roles alone (``ansible/fence.yml``) on it.
 Until then nothing crosses the fence, and `lab status` says the fence is being built.
 """
 
@@ -42,7 +43,8 @@ def for_bring_up(lab: str, progress: Progress) -> builds.CentralBinaries | None:
 
 
 def install_later(lab: str, progress: Progress) -> int:
-    """Start `lab egress install` for ``lab`` in the background (unless it runs already); its pid."""
+    """Start `lab egress install` for ``lab`` in the background (unless it runs already); its pid.
+    `lab up` starts it before it provisions, so Go builds beside Ansible; the install waits for the lab."""
     args = ["egress", "install", "--lab", lab]
     pid, line = BACKGROUND.launch(lab, args, "nothing crosses until it is installed")
     progress.say(f"the egress gateway and the centre: {line}")
@@ -55,18 +57,19 @@ def install(lab: str, progress: Progress) -> builds.CentralBinaries:
     (:class:`~lab.bringup.provision.ProvisionError`) is raised, its reason kept for `lab status`."""
     private = private_dir(lab)
     hosts = private / "inventory" / "hosts.yml"
-    if not hosts.is_file():
-        raise FileNotFoundError(f"{hosts}: lab '{lab}' has no inventory. Fix: `lab up` first.")
     try:
         built = builds.ensure(progress)
-        with progress.step("the egress gateway and the centre"):
-            run_playbook(private, hosts, install_vars(built), progress, playbook=PLAYBOOK)
+        with BACKGROUND.after_bring_up(lab, "egress install", progress):
+            if not hosts.is_file():
+                raise FileNotFoundError(f"{hosts}: lab '{lab}' has no inventory. Fix: `lab up` first.")
+            with progress.step("the egress gateway and the centre"):
+                run_playbook(private, hosts, install_vars(built), progress, playbook=PLAYBOOK)
+            # The two roles are all that these variables change: the lab is now as a full provisioning
+            # with them would leave it, and the next `lab up` need not run Ansible for them.
+            amend_provisioned(private, install_vars(built))
     except Exception as error:
         BACKGROUND.say(lab, f"not installed: {str(error).splitlines()[0]} (`lab egress install` tries again)")
         raise
-    # The two roles are all that these variables change: the lab is now as a full provisioning with
-    # them would leave it, and the next `lab up` need not run Ansible for them.
-    amend_provisioned(private, install_vars(built))
     BACKGROUND.say(lab, "installed")
     return built
 

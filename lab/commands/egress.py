@@ -181,7 +181,8 @@ def egress_install(lab: LabOption = None) -> None:
     """
     progress = Progress()
     try:
-        name = running.resolve_lab(engine.require_engine(), lab)
+        # Named: `lab up` starts this before its engine and containers are up (the builds need neither).
+        name = lab if lab is not None else running.resolve_lab(engine.require_engine(), None)
         built = fence_install.install(name, progress)
     except (*KNOWN_ERRORS, ProvisionError, BuildError, FileNotFoundError) as error:
         fail(error)

@@ -37,7 +37,8 @@ def web_ui(
     """
     progress = Progress()
     try:
-        name = running.resolve_lab(engine.require_engine(), lab)
+        # Named: `lab up` starts this before its engine and containers are up (the build needs neither).
+        name = lab if lab is not None else running.resolve_lab(engine.require_engine(), None)
         built = install.install(name, source, progress)
     except (*KNOWN_ERRORS, ProvisionError, FileNotFoundError) as error:
         fail(error)

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from docker.models.containers import Container
 
-from lab import contract, promql
+from lab import contract, polling, promql
 from lab.alerts.listing import read_delivered
 from lab.attach.running import RunningLab
 from lab.bringup.daemons import DAEMON_COMMAND
@@ -320,9 +320,11 @@ class Probe:
     def until(
         self, condition: Callable[[], T | None], timeout_s: float, what: str, every_s: float = 0.5
     ) -> T:
-        """Poll ``condition`` until it returns something true and return that, or raise DrillTimeout."""
+        """Poll ``condition`` until it returns something true and return that, or raise DrillTimeout.
+        The polls thin out (lab.polling): a drill's "within N s" is to within MAX_EVERY_S."""
         deadline = time.monotonic() + timeout_s
         last_error: Exception | None = None
+        pauses = polling.pauses(every_s)
         while True:
             try:
                 value = condition()
@@ -333,7 +335,7 @@ class Probe:
             if time.monotonic() >= deadline:
                 hint = f" (last error: {last_error})" if last_error else ""
                 raise DrillTimeout(f"{what}: not within {timeout_s:.0f} s{hint}")
-            time.sleep(every_s)
+            time.sleep(next(pauses))
 
 
 def _gpus(tres: str) -> int:

@@ -207,11 +207,12 @@ class RunaiKind:
             state_dirs=(state / "runai", contract.alerts_dir(model.name)),
         )
         with lock.held(state, "up"):
+            # Built beside the bring-up and installed once it is done: the lab does not wait for them.
+            if web_ui is None:
+                ui_install.install_later(model.name, options.prometheus_ui_source, progress)
+            if model.egress.enabled and fence is None:
+                fence_install.install_later(model.name, progress)
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
-        if web_ui is None:  # built and installed in the background: the lab does not wait for npm
-            ui_install.install_later(model.name, options.prometheus_ui_source, progress)
-        if model.egress.enabled and fence is None:
-            fence_install.install_later(model.name, progress)
         return running.attach(engine.require_engine(), model.name, self.name, model)
 
     def up_message(self, model: RunaiBlueprint, options: RunaiUpOptions) -> str:

@@ -118,7 +118,11 @@ class SlurmKind:
             if model.egress.enabled:
                 egress_key.ensure(model.name)
                 fence = fence_install.for_bring_up(model.name, progress)
+                if fence is None:  # built beside the bring-up, installed once it is done
+                    fence_install.install_later(model.name, progress)
             web_ui = ui_install.for_bring_up(model.name, progress)
+            if web_ui is None:  # the same: npm beside Ansible; the lab does not wait for it
+                ui_install.install_later(model.name, options.prometheus_ui_source, progress)
             ssh_keys = None
             if hosts == "systemd":
                 names = [spec.hostname for spec in container_specs.slurm_containers(model)]
@@ -130,10 +134,6 @@ class SlurmKind:
             rules = _exporter_rules(progress) if options.exporter else []
             rendered = render(model, source, lab_keys, binary, ssh_keys, web_ui, fence, rules)
             lifecycle.bring_up(rendered, options.build, options.keep_on_failure, progress)
-        if web_ui is None:
-            ui_install.install_later(model.name, options.prometheus_ui_source, progress)
-        if model.egress.enabled and fence is None:
-            fence_install.install_later(model.name, progress)
         handle = running.attach(engine.require_engine(), model.name, self.name, model)
         start_live_workload(handle, model, options, progress)
         return handle

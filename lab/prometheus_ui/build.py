@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab import archives, build_step, versions
+from lab.bringup import lock
 from lab.paths import VENDOR_DIR, state_root
 from lab.progress import Progress
 
@@ -131,7 +132,26 @@ def ensure(
         _require_npm()
         run = _run
     parent = cache_dir(root)
-    parent.mkdir(parents=True, exist_ok=True)
+
+    def waiting(holder: str) -> None:
+        progress.say(f"Prometheus web UI: waiting for {holder}, which is building it")
+
+    with lock.building(parent, "web-ui", waiting):
+        if (hit := cached(expected_sha256, root)) is not None:  # the build waited for
+            return hit
+        return _build(progress, archive, expected_sha256, prefix, steps, run, root)
+
+
+def _build(
+    progress: Progress,
+    archive: Path,
+    expected_sha256: str,
+    prefix: str,
+    steps: Sequence[Step],
+    run: Run,
+    root: Path | None,
+) -> UiBuild:
+    parent = cache_dir(root)
     # Built beside its entry and renamed into place: a reader sees a whole entry or none.
     staging = Path(tempfile.mkdtemp(prefix=".building-", dir=parent))
     try:

@@ -1,8 +1,8 @@
 """Prometheus' web UI off the lab's critical path: `lab up` installs a cached build with the rest of the
-prometheus role; without one it starts `lab web-ui` in the background, which builds the UI (npm, a few
-minutes) and then installs it into the running lab with the role's own web UI tasks
-(``ansible/web-ui.yml``). Until then Prometheus serves Debian's page, and `lab status` says the UI is
-being built.
+prometheus role; without one it starts `lab web-ui` in the background before it provisions, which builds
+the UI (npm, a few minutes) beside the bring-up and, once `lab up` lets go of the lab, installs it with
+the role's own web UI tasks (``ansible/web-ui.yml``). Until then Prometheus serves Debian's page, and
+`lab status` says the UI is being built.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def for_bring_up(lab: str, progress: Progress) -> build.UiBuild | None:
 
 
 def install_later(lab: str, source: Path | None, progress: Progress) -> int:
-    """Start `lab web-ui` for ``lab`` in the background (unless it runs already); returns its pid."""
+    """Start `lab web-ui` for ``lab`` in the background (unless it runs already); returns its pid.
+    `lab up` starts it before it provisions, so npm runs beside Ansible; the install waits for the lab."""
     args = ["web-ui", "--lab", lab, *(["--source", str(source)] if source else [])]
     pid, line = BACKGROUND.launch(lab, args, "Debian's page until it is installed")
     progress.say(f"Prometheus web UI {versions.PROMETHEUS_UI_VERSION}: {line}")
@@ -49,15 +50,16 @@ def install(lab: str, source: Path | None, progress: Progress) -> build.UiBuild 
     built = build.prepare(progress, source, status_file(lab))
     if built is None:
         return None
-    private = private_dir(lab)
-    hosts = private / "inventory" / "hosts.yml"
-    if not hosts.is_file():
-        raise FileNotFoundError(f"{hosts}: lab '{lab}' has no inventory. Fix: `lab up` first.")
-    with progress.step("the web UI on the Prometheus host"):
-        run_playbook(private, hosts, build.install_vars(built), progress, playbook=PLAYBOOK)
-    # The role's web UI tasks are all that its tarball variable changes: the lab is now as a full
-    # provisioning with it would leave it, and the next `lab up` need not run Ansible for it.
-    amend_provisioned(private, build.install_vars(built))
+    with BACKGROUND.after_bring_up(lab, "web-ui", progress):
+        private = private_dir(lab)
+        hosts = private / "inventory" / "hosts.yml"
+        if not hosts.is_file():
+            raise FileNotFoundError(f"{hosts}: lab '{lab}' has no inventory. Fix: `lab up` first.")
+        with progress.step("the web UI on the Prometheus host"):
+            run_playbook(private, hosts, build.install_vars(built), progress, playbook=PLAYBOOK)
+        # The role's web UI tasks are all that its tarball variable changes: the lab is now as a full
+        # provisioning with it would leave it, and the next `lab up` need not run Ansible for it.
+        amend_provisioned(private, build.install_vars(built))
     BACKGROUND.say(lab, f"{built.how} → {built.tarball} (installed)")
     return built
 

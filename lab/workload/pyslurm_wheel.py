@@ -37,7 +37,7 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from requests.exceptions import ReadTimeout
 
 from lab import archives, versions
-from lab.bringup import images
+from lab.bringup import images, lock
 from lab.paths import VENDOR_DIR, state_root
 from lab.progress import Progress
 
@@ -113,18 +113,27 @@ def ensure_wheel(client: docker.DockerClient, progress: Progress, source: Path |
         return hit
     archive = named_source(source)
     verify_archive(archive)
-    try:
-        builder = images.build_pyslurm_builder(client, progress)
-    except images.ImageBuildError as error:
-        raise PyslurmError(f"cannot build pyslurm's toolchain image: {error}") from error
-    began = time.monotonic()
-    with progress.step(f"building pyslurm {versions.PYSLURM_VERSION} from {archive} (pip wheel, Cython 3.0)"):
-        name, data = _build(client, builder, archive, progress)
-    how = (
-        f"pip wheel of {archive} (sha256 {versions.PYSLURM_ARCHIVE_SHA256[:12]}…, tag "
-        f"{versions.PYSLURM_VERSION}) against libslurm-dev {versions.SLURM_DEB_VERSION}"
-    )
-    return store(name, data, how, time.monotonic() - began)
+
+    def waiting(holder: str) -> None:
+        progress.say(f"pyslurm's wheel: waiting for {holder}, which is building it")
+
+    with lock.building(cache_dir(), "workload run", waiting):
+        if (hit := cached()) is not None:  # the build waited for
+            return hit
+        try:
+            builder = images.build_pyslurm_builder(client, progress)
+        except images.ImageBuildError as error:
+            raise PyslurmError(f"cannot build pyslurm's toolchain image: {error}") from error
+        began = time.monotonic()
+        with progress.step(
+            f"building pyslurm {versions.PYSLURM_VERSION} from {archive} (pip wheel, Cython 3.0)"
+        ):
+            name, data = _build(client, builder, archive, progress)
+        how = (
+            f"pip wheel of {archive} (sha256 {versions.PYSLURM_ARCHIVE_SHA256[:12]}…, tag "
+            f"{versions.PYSLURM_VERSION}) against libslurm-dev {versions.SLURM_DEB_VERSION}"
+        )
+        return store(name, data, how, time.monotonic() - began)
 
 
 def store(name: str, data: bytes, how: str, seconds: float, root: Path | None = None) -> WheelBuild:

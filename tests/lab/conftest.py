@@ -25,7 +25,7 @@ import pytest
 import testinfra
 import yaml
 
-from lab import contract, promql
+from lab import contract, polling, promql
 from lab.alerts.listing import Delivered, read_delivered
 from lab.attach import fault_record
 from lab.blueprint.slurm_blueprint import Blueprint, load
@@ -62,15 +62,17 @@ def run_lab(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 
 
 def wait_for(condition: Callable[[], object], timeout_s: float, what: str, every_s: float = 0.5) -> object:
-    """Poll ``condition`` until it returns something truthy; fail with ``what`` at the deadline."""
+    """Poll ``condition`` until it returns something truthy; fail with ``what`` at the deadline. The
+    polls thin out to one per lab.polling.MAX_EVERY_S (many are `docker exec`s, CPU the other labs need)."""
     deadline = time.monotonic() + timeout_s
+    pauses = polling.pauses(every_s)
     while True:
         value = condition()
         if value:
             return value
         if time.monotonic() > deadline:
             pytest.fail(f"timed out after {timeout_s}s waiting for {what} (last: {value!r})")
-        time.sleep(every_s)
+        time.sleep(next(pauses))
 
 
 def logsql(base_url: str, query: str) -> list[dict[str, str]]:

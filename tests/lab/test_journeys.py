@@ -210,7 +210,13 @@ def test_failed_job_gpu_fault_alert_names_the_job_node_and_gpu_and_the_walk_reac
     ctld = controller.check_output(
         f"grep -E 'JobId={faulted.job}( |$)|node {faulted.node} ' /var/log/slurm/slurmctld.log"
     )
-    assert re.search(rf"sched: Allocate JobId={faulted.job} NodeList={faulted.node} ", ctld), ctld
+    # The main scheduler's allocation, or the backfill scheduler's when its cycle came first (both
+    # signals/logs.md); which one starts a job submitted to an idle node is a race between them.
+    started = (
+        rf"sched: Allocate JobId={faulted.job} NodeList={faulted.node} "
+        rf"|sched/backfill: _start_job: Started JobId={faulted.job} in \S+ on {faulted.node}$"
+    )
+    assert re.search(started, ctld, re.MULTILINE), ctld
     assert f"_job_complete: JobId={faulted.job} WEXITSTATUS 1" in ctld, ctld
     assert f"update_node: node {faulted.node} reason set to: {reason}" in ctld, ctld
     # Step 5: the node's lines: the mapping script's Epilog for the job and the health check's drain.

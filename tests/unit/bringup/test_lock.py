@@ -1,3 +1,6 @@
+import contextlib
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -21,3 +24,50 @@ def test_a_second_command_on_the_same_lab_is_refused_with_the_holder_named(tmp_p
 def test_other_labs_are_not_blocked(tmp_path: Path) -> None:
     with lock.held(tmp_path / "one", "up"), lock.held(tmp_path / "two", "up"):
         pass
+
+
+def _release_after(seconds: float, holder: contextlib.AbstractContextManager[None]) -> threading.Thread:
+    def release() -> None:
+        time.sleep(seconds)  # the holder's work; the waiter polls the lock meanwhile
+        holder.__exit__(None, None, None)
+
+    thread = threading.Thread(target=release)
+    thread.start()
+    return thread
+
+
+def test_a_waiting_command_takes_the_lab_once_the_holder_lets_go(tmp_path: Path) -> None:
+    up = lock.held(tmp_path, "up")
+    up.__enter__()
+    heard: list[str] = []
+    thread = _release_after(0.5, up)
+    with lock.held(tmp_path, "web-ui", wait_s=30, on_wait=heard.append):
+        assert (tmp_path / "lock").read_text().startswith("`lab web-ui` (pid ")
+    thread.join()
+    assert len(heard) == 1 and heard[0].startswith("`lab up` (pid ")
+
+
+def test_a_wait_that_runs_out_is_refused_with_the_holder_named(tmp_path: Path) -> None:
+    with lock.held(tmp_path, "up"):
+        started = time.monotonic()
+        with pytest.raises(lock.LabBusyError, match=r"`lab up` \(pid \d+\)"), lock.held(tmp_path, "x", 0.3):
+            pass
+        assert time.monotonic() - started >= 0.3
+
+
+def test_one_build_into_a_cache_at_a_time(tmp_path: Path) -> None:
+    events: list[str] = []
+
+    def build(name: str) -> None:
+        with lock.building(tmp_path, "web-ui", lambda holder: events.append(f"{name} waits")):
+            events.append(f"{name} builds")
+            time.sleep(0.3)  # long enough for the other to find the lock taken
+            events.append(f"{name} done")
+
+    first = threading.Thread(target=build, args=("first",))
+    first.start()
+    while "first builds" not in events:
+        time.sleep(0.01)
+    build("second")
+    first.join()
+    assert events == ["first builds", "second waits", "first done", "second builds", "second done"]

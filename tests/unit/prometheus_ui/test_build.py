@@ -147,7 +147,8 @@ def test_a_failed_build_leaves_no_cache_entry(tmp_path: Path) -> None:
     )
     with pytest.raises(build.UiError, match=r"`half build` in web/ui failed \(exit 1\): npm ERR! 403"):
         _ensure(archive, sha256, root, steps=(half,))
-    assert list(build.cache_dir(root).iterdir()) == []  # neither an entry nor a staging directory
+    # Neither an entry nor a staging directory: the build lock's file alone (lab.bringup.lock.building).
+    assert [p.name for p in build.cache_dir(root).iterdir()] == [".build.lock"]
     assert build.cached(sha256, root) is None
 
 

@@ -4,6 +4,9 @@ prometheus role's own tasks (ansible/web-ui.yml) or leaves the reason in the sta
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +14,7 @@ import pytest
 import yaml
 
 from lab import versions
+from lab.bringup import lock
 from lab.paths import ANSIBLE_DIR
 from lab.progress import Progress
 from lab.prometheus_ui import build, install
@@ -85,6 +89,34 @@ def test_install_runs_the_roles_web_ui_tasks_on_the_labs_inventory(
         }
     ]
     assert install.status_file("lab1").read_text().endswith("(installed)\n")
+
+
+def test_the_install_waits_for_the_bring_up_that_started_it(
+    state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`lab up` starts the build before it provisions: the playbook runs once `lab up` lets go of the lab."""
+    _cache(state)
+    hosts = state / "lab1" / "ansible" / "inventory" / "hosts.yml"
+    events: list[str] = []
+    monkeypatch.setattr(install, "run_playbook", lambda *a, **k: events.append("installed"))
+    bring_up = lock.held(state / "lab1", "up")
+    bring_up.__enter__()
+
+    def provision() -> None:
+        while not any(line.startswith("waiting for") for line in events):  # the install waits
+            time.sleep(0.01)
+        hosts.parent.mkdir(parents=True)
+        hosts.write_text("all: {}\n")  # the inventory comes with the bring-up
+        events.append("up")
+        bring_up.__exit__(None, None, None)
+
+    monkeypatch.setattr(Progress, "say", lambda self, line: events.append(line))
+    thread = threading.Thread(target=provision)
+    thread.start()
+    assert install.install("lab1", None, Progress(quiet=True)) is not None
+    thread.join()
+    waited = f"waiting for `lab up` (pid {os.getpid()}) to finish with lab 'lab1'"
+    assert [e for e in events if e in (waited, "up", "installed")] == [waited, "up", "installed"]
 
 
 def test_a_ui_that_cannot_be_built_leaves_the_reason_and_installs_nothing(

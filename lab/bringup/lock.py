@@ -1,6 +1,7 @@
-"""One lab command at a time per lab: `lab up` and `lab down` hold the lab's lock while they work, and a
-background install waits for it (:func:`held` with ``wait_s``). The same lock, on a cache directory,
-makes one build of a cached artefact at a time across processes (:func:`building`)."""
+"""One lab command at a time per lab: `lab up` and `lab down` hold the lab's lock while they work; a
+background install waits for it (:func:`held` with ``wait_s``), and `lab up` for a background install
+(:func:`for_bring_up`). The same lock, on a cache directory, makes one build of a cached artefact at a
+time across processes (:func:`building`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from lab.progress import Progress
+
 POLL_S = 0.5
+# How long `lab up` waits for the lab: a background install's Ansible run holds it for seconds, another
+# command for a minute or two; longer is a command that hangs, and `lab up` names it.
+UP_WAIT_S = 600
 
 
 class LabBusyError(RuntimeError):
@@ -31,6 +37,17 @@ def held(
             raise LabBusyError(
                 f"{holder} is working on this lab ({path}). Wait for it to finish, or stop it, then retry."
             )
+        yield
+
+
+@contextmanager
+def for_bring_up(state_dir: Path, lab: str, progress: Progress) -> Iterator[None]:
+    """`lab up`'s hold on the lab, after a wait of up to UP_WAIT_S for whatever holds it (said once)."""
+
+    def waiting(holder: str) -> None:
+        progress.say(f"waiting for {holder} to finish with lab '{lab}'")
+
+    with held(state_dir, "up", UP_WAIT_S, waiting):
         yield
 
 

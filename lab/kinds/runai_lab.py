@@ -206,7 +206,7 @@ class RunaiKind:
             blueprint_source=source,
             state_dirs=(state / "runai", contract.alerts_dir(model.name)),
         )
-        with lock.held(state, "up"):
+        with lock.for_bring_up(state, model.name, progress):
             # Built beside the bring-up and installed once it is done: the lab does not wait for them.
             if web_ui is None:
                 ui_install.install_later(model.name, options.prometheus_ui_source, progress)

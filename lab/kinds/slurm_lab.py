@@ -102,7 +102,10 @@ class SlurmKind:
         self, model: Blueprint, source: Path, options: SlurmUpOptions, progress: Progress
     ) -> running.RunningLab:
         state = lab_state_dir(model.name)
-        with lock.held(state, "up"), ThreadPoolExecutor(1, thread_name_prefix="exporter") as pool:
+        with (
+            lock.for_bring_up(state, model.name, progress),
+            ThreadPoolExecutor(1, thread_name_prefix="exporter") as pool,
+        ):
             hosts = host_kind(model, options.hosts)
             lab_keys = keys.ensure(state / "keys")
             if model.slurm.serves_native_metrics:

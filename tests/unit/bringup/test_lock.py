@@ -1,4 +1,5 @@
 import contextlib
+import os
 import threading
 import time
 from pathlib import Path
@@ -6,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lab.bringup import lock
+from lab.progress import Progress
 
 pytestmark = pytest.mark.race
 
@@ -71,3 +73,16 @@ def test_one_build_into_a_cache_at_a_time(tmp_path: Path) -> None:
     build("second")
     first.join()
     assert events == ["first builds", "second waits", "first done", "second builds", "second done"]
+
+
+def test_lab_up_waits_for_a_background_install_and_says_so(tmp_path: Path) -> None:
+    install = lock.held(tmp_path, "web-ui")
+    install.__enter__()
+    said: list[str] = []
+    progress = Progress(quiet=True)
+    progress.say = said.append  # type: ignore[method-assign]
+    thread = _release_after(0.5, install)
+    with lock.for_bring_up(tmp_path, "lab1", progress):
+        assert (tmp_path / "lock").read_text().startswith("`lab up` (pid ")
+    thread.join()
+    assert said == [f"waiting for `lab web-ui` (pid {os.getpid()}) to finish with lab 'lab1'"]

@@ -76,7 +76,9 @@ def build() -> Path:
     env = {**os.environ, "CGO_ENABLED": "1", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=readonly"}
     env.pop("LD_BIND_NOW", None)  # go-dcgm's DCGM symbols stay unresolved until DCGM is loaded
     built = subprocess.run(
-        [go, "build", "-o", str(binary), "."],
+        # -trimpath: no build path in the binary or in the build cache's keys, so a build in another clone
+        # (each CI run's) takes the compiled packages from the warm cache.
+        [go, "build", "-trimpath", "-o", str(binary), "."],
         cwd=work / "dcgm_tag-src",
         env=env,
         capture_output=True,

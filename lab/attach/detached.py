@@ -113,11 +113,7 @@ class BackgroundInstall:
     def after_bring_up(self, lab: str, what: str, progress: Progress) -> Iterator[None]:
         """The lab's lock, for `lab <what>`'s install: `lab up` starts this process before it provisions
         and holds the lock until the lab is up, so the install waits for it (BRING_UP_WAIT_S at most)."""
-
-        def waiting(holder: str) -> None:
-            progress.say(f"waiting for {holder} to finish with lab '{lab}'")
-
-        with lock.held(lab_state_dir(lab), what, BRING_UP_WAIT_S, waiting):
+        with lock.waited_for(lab_state_dir(lab), lab, what, BRING_UP_WAIT_S, progress):
             yield
 
     def status(self, lab: str) -> str | None:

@@ -41,13 +41,20 @@ def held(
 
 
 @contextmanager
-def for_bring_up(state_dir: Path, lab: str, progress: Progress) -> Iterator[None]:
-    """`lab up`'s hold on the lab, after a wait of up to UP_WAIT_S for whatever holds it (said once)."""
+def waited_for(state_dir: Path, lab: str, what: str, wait_s: float, progress: Progress) -> Iterator[None]:
+    """:func:`held` for `lab <what>` after a wait of up to ``wait_s`` for whatever holds the lab (said)."""
 
     def waiting(holder: str) -> None:
         progress.say(f"waiting for {holder} to finish with lab '{lab}'")
 
-    with held(state_dir, "up", UP_WAIT_S, waiting):
+    with held(state_dir, what, wait_s, waiting):
+        yield
+
+
+@contextmanager
+def for_bring_up(state_dir: Path, lab: str, progress: Progress) -> Iterator[None]:
+    """`lab up`'s hold on the lab, after a wait of up to UP_WAIT_S for whatever holds it (said once)."""
+    with waited_for(state_dir, lab, "up", UP_WAIT_S, progress):
         yield
 
 

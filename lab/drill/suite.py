@@ -200,8 +200,11 @@ def _nothing_lost(probe: Probe, record: Record, start: float, end: float) -> lis
     submitted = own + probe.workload_submissions()
     checks = [accounting_check(submitted, probe.job_states(submitted), probe.queued())]
     if "*" not in record.broken:
-        samples = probe.up_samples(start, end)
-        checks.append(scrape_gap_check(samples, probe.scrape_interval_s(), start, end, record.broken))
+        interval = probe.scrape_interval_s()
+        # Read from two intervals before the start: a drill shorter than an interval may hold no
+        # scrape at all, and every target must still be seen to be judged.
+        samples = probe.up_samples(start - 2 * interval, end)
+        checks.append(scrape_gap_check(samples, interval, start, end, record.broken))
     return checks
 
 

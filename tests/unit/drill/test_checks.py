@@ -61,3 +61,10 @@ def test_failed_scrapes_count_as_a_gap_for_a_target_not_broken() -> None:
 
 def test_no_target_at_all_is_a_failure_not_a_pass() -> None:
     assert not scrape_gap_check({}, 15, 0, 300, broken=set()).passed
+
+
+def test_a_drill_shorter_than_an_interval_passes_on_the_scrapes_before_it() -> None:
+    # Samples read from two intervals before the start: none falls in the one-second drill itself.
+    samples = {"slurm/controller:9341": [(-29.0, 1.0), (-14.0, 1.0)]}
+    check = scrape_gap_check(samples, 15, 0, 1, broken=set())
+    assert check.passed and check.detail == "1 targets, longest gap 1.0 s", check.detail

@@ -42,6 +42,7 @@ SELECTORS = {
     "slurmctld-bf-when-last-cycle": "slurmctld_bf_when_last_cycle",
     "slurmctld-sched-stats-timestamp": "slurmctld_sched_stats_timestamp",
     "slurmctld-schedule-cycle-cnt": "slurmctld_schedule_cycle_cnt",
+    "slurm-scheduler-last-cycle": "slurm_scheduler_last_cycle",  # the pinned exporter's sdiag "Last cycle"
     "slurm-queue-pending": "slurm_queue_pending",
     "up": "up",
     "alerts": "ALERTS",

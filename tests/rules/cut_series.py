@@ -2138,7 +2138,19 @@ def _stale_on_idle_node() -> Test:
 
 
 def faults_slurm() -> dict[str, Any]:
-    return _test_file(["dcgm.yml"], [_pcie_replays(), _stale_on_idle_node()])
+    return _test_file(
+        ["dcgm.yml", "slurm.yml"],
+        [
+            _pcie_replays(),
+            _stale_on_idle_node(),
+            _main_scheduler_stalled(
+                MAIN_SCHEDULER_CAPTURE_24_11,
+                "slurm-scheduler-last-cycle.json",
+                "Slurm 24.11: the main scheduler held off while an 8-GPU job waits for resources, read from "
+                "the length of its last cycle (captured)",
+            ),
+        ],
+    )
 
 
 FAULT_CAPTURE_26_05 = ROOT / "captures" / "faults-alerts-slurm-26.05.5"
@@ -2277,6 +2289,7 @@ def _backfill_stalled() -> Test:
 
 
 MAIN_SCHEDULER_CAPTURE = ROOT / "captures" / "main-scheduler-stalled-slurm-26.05.5"
+MAIN_SCHEDULER_CAPTURE_24_11 = ROOT / "captures" / "main-scheduler-stalled-slurm-24.11.5"
 CYCLES_RANGE_SLOTS = 300 // SCRAPE_S  # SlurmMainSchedulerStalled's [5m]
 MAIN_SCHEDULER_FOR_SLOTS = 120 // SCRAPE_S  # its for: 2m
 MAIN_SCHEDULER_NOTES = {
@@ -2287,11 +2300,12 @@ MAIN_SCHEDULER_NOTES = {
 
 def _main_scheduler_notes(labels: Labels) -> Labels:
     description = (
-        f"slurmctld ({labels['instance']}) answers, but its count of main scheduling cycles has not moved "
-        "for 5 minutes while jobs wait for priority or resources; a healthy one runs a cycle at least every "
-        'sched_interval (60 s by default). Only the backfill starts jobs meanwhile. `sdiag` ("Main schedule '
-        'statistics": "Total cycles") shows the count, `scontrol show config | grep SchedulerParameters` '
-        "the interval and max_rpc_cnt; slurmctld's log says why."
+        f"slurmctld ({labels['instance']}) answers, but its main scheduler has run no cycle for 5 minutes "
+        "(its count of cycles, or the length of its last cycle, has not moved) while jobs wait for priority "
+        "or resources; a healthy one runs a cycle at least every sched_interval (60 s by default). Only the "
+        'backfill starts jobs meanwhile. `sdiag` ("Main schedule statistics": "Total cycles") shows the '
+        "count, `scontrol show config | grep SchedulerParameters` the interval and max_rpc_cnt; slurmctld's "
+        "log says why."
     )
     return {**MAIN_SCHEDULER_NOTES, "description": description}
 
@@ -2305,17 +2319,17 @@ def _changes(slots: list[str | None], slot: int) -> int | None:
     return sum(1 for a, b in itertools.pairwise(values) if float(a) != float(b))
 
 
-def _main_scheduler_stalled() -> Test:
-    """Slurm 26.05: the main scheduler held off (SchedulerParameters=sched_interval=-1, reconfigured:
-    every cycle returns before it counts) while an 8-GPU job waited for Resources, then set back, as
-    Prometheus stored slurmctld's own cycle count and the exporter's pending jobs by reason:
-    SlurmMainSchedulerStalled once the count had not moved for 5 minutes, for 2m."""
-    window, scraped = _drill_window(MAIN_SCHEDULER_CAPTURE)
+def _main_scheduler_stalled(capture: Path, cycles_file: str, title: str) -> Test:
+    """The main scheduler held off (SchedulerParameters=sched_interval=-1, reconfigured: every cycle
+    returns before it runs) while jobs waited, then set back, as Prometheus stored the cycle series
+    (Slurm 26.05's own count; on 24.11 the exporter's length of the last cycle) and the exporter's
+    pending jobs by reason: SlurmMainSchedulerStalled once it had not moved for 5 minutes, for 2m."""
+    window, scraped = _drill_window(capture)
 
     def cut(name: str) -> Cut:
-        return _cut_scraped(window, _capture(name, MAIN_SCHEDULER_CAPTURE), lambda _: True, scraped)
+        return _cut_scraped(window, _capture(name, capture), lambda _: True, scraped)
 
-    cycles = cut("slurmctld-schedule-cycle-cnt.json")
+    cycles = cut(cycles_file)
     ((labels, counts),) = cycles
     pending = cut("slurm-queue-pending.json")
 
@@ -2330,7 +2344,7 @@ def _main_scheduler_stalled() -> Test:
     firing = _held(stalled, MAIN_SCHEDULER_FOR_SLOTS)
     target = {k: v for k, v in labels.items() if k != "__name__"}
     return _alert_test(
-        "Slurm 26.05: the main scheduler held off while an 8-GPU job waits for resources (captured)",
+        title,
         _inputs(cycles) + _inputs(pending),
         "SlurmMainSchedulerStalled",
         _episode_slots(stalled, MAIN_SCHEDULER_FOR_SLOTS, window.count, "no main cycle for 5 minutes"),
@@ -2342,7 +2356,16 @@ def _main_scheduler_stalled() -> Test:
 
 def faults_slurm_26_05() -> dict[str, Any]:
     return _test_file(
-        ["dcgm.yml", "slurm.yml"], [_beyond_allocation(), _backfill_stalled(), _main_scheduler_stalled()]
+        ["dcgm.yml", "slurm.yml"],
+        [
+            _beyond_allocation(),
+            _backfill_stalled(),
+            _main_scheduler_stalled(
+                MAIN_SCHEDULER_CAPTURE,
+                "slurmctld-schedule-cycle-cnt.json",
+                "Slurm 26.05: the main scheduler held off while an 8-GPU job waits for resources (captured)",
+            ),
+        ],
     )
 
 

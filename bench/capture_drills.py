@@ -43,6 +43,7 @@ SELECTORS = {
     "slurmctld-sched-stats-timestamp": "slurmctld_sched_stats_timestamp",
     "slurmctld-schedule-cycle-cnt": "slurmctld_schedule_cycle_cnt",
     "slurm-scheduler-last-cycle": "slurm_scheduler_last_cycle",  # the pinned exporter's sdiag "Last cycle"
+    "slurm-scheduler-backfill-last-cycle": "slurm_scheduler_backfill_last_cycle",
     "slurm-queue-pending": "slurm_queue_pending",
     "up": "up",
     "alerts": "ALERTS",

@@ -61,6 +61,7 @@ THROTTLED = "docs/journeys.md#slow-job-throttled-gpu"
 Labels = dict[str, str]
 Raw = list[dict[str, Any]]  # Prometheus' matrix: [{"metric": {...}, "values": [[t, "v"], ...]}]
 Test = dict[str, Any]
+Notes = Callable[[Labels], Labels]  # an alert's annotations for its labels
 
 
 def selector(labels: Labels) -> str:
@@ -2143,11 +2144,21 @@ def faults_slurm() -> dict[str, Any]:
         [
             _pcie_replays(),
             _stale_on_idle_node(),
-            _main_scheduler_stalled(
+            _stalled_unchanged(
                 MAIN_SCHEDULER_CAPTURE_24_11,
                 "slurm-scheduler-last-cycle.json",
                 "Slurm 24.11: the main scheduler held off while an 8-GPU job waits for resources, read from "
                 "the length of its last cycle (captured)",
+                "SlurmMainSchedulerStalled",
+                _main_scheduler_notes,
+            ),
+            _stalled_unchanged(
+                BACKFILL_CAPTURE_24_11,
+                "slurm-scheduler-backfill-last-cycle.json",
+                "Slurm 24.11: the backfill held off while an 8-GPU job waits for resources, read from the "
+                "length of its last cycle (captured)",
+                "SlurmBackfillStalled",
+                lambda labels: _backfill_notes(labels, 0.0),  # no stamp on 24.11: the rule's value is 0
             ),
         ],
     )
@@ -2230,10 +2241,13 @@ WAITING_REASONS = ("None", "Priority", "Resources")
 
 
 def _backfill_notes(labels: Labels, value: float) -> Labels:
+    """The rule's annotations: its 24.11 form's value is 0 (no stamp, only "unchanged for 5 minutes")."""
+    stamped = value > 0
+    since, ago = (f"{value:.0f} s", f"{value:.0f} s ago") if stamped else ("5 minutes", "over 5 minutes ago")
     return {
-        "summary": f"Slurm's backfill scheduler has not run for {value:.0f} s while jobs wait",
+        "summary": f"Slurm's backfill scheduler has not run for {since} while jobs wait",
         "description": (
-            f"slurmctld ({labels['instance']}) last started a backfill cycle {value:.0f} s ago, while jobs "
+            f"slurmctld ({labels['instance']}) last started a backfill cycle {ago}, while jobs "
             "wait for priority or resources; a healthy one starts one every bf_interval (30 s by default). "
             '`sdiag` ("Backfilling stats": "Last cycle when") and slurmctld\'s log say why; `scontrol show '
             "config | grep SchedulerParameters` shows the interval."
@@ -2290,8 +2304,9 @@ def _backfill_stalled() -> Test:
 
 MAIN_SCHEDULER_CAPTURE = ROOT / "captures" / "main-scheduler-stalled-slurm-26.05.5"
 MAIN_SCHEDULER_CAPTURE_24_11 = ROOT / "captures" / "main-scheduler-stalled-slurm-24.11.5"
-CYCLES_RANGE_SLOTS = 300 // SCRAPE_S  # SlurmMainSchedulerStalled's [5m]
-MAIN_SCHEDULER_FOR_SLOTS = 120 // SCRAPE_S  # its for: 2m
+BACKFILL_CAPTURE_24_11 = ROOT / "captures" / "backfill-stalled-slurm-24.11.5"
+CYCLES_RANGE_SLOTS = 300 // SCRAPE_S  # the [5m] of the stall rules' changes()
+STALL_FOR_SLOTS = 120 // SCRAPE_S  # their for: 2m
 MAIN_SCHEDULER_NOTES = {
     "summary": "Slurm's main scheduler has run no cycle for 5 minutes while jobs wait",
     "runbook_url": "docs/alerts.md",
@@ -2319,11 +2334,11 @@ def _changes(slots: list[str | None], slot: int) -> int | None:
     return sum(1 for a, b in itertools.pairwise(values) if float(a) != float(b))
 
 
-def _main_scheduler_stalled(capture: Path, cycles_file: str, title: str) -> Test:
-    """The main scheduler held off (SchedulerParameters=sched_interval=-1, reconfigured: every cycle
-    returns before it runs) while jobs waited, then set back, as Prometheus stored the cycle series
-    (Slurm 26.05's own count; on 24.11 the exporter's length of the last cycle) and the exporter's
-    pending jobs by reason: SlurmMainSchedulerStalled once it had not moved for 5 minutes, for 2m."""
+def _stalled_unchanged(capture: Path, cycles_file: str, title: str, alert: str, notes: Notes) -> Test:
+    """A scheduler held off (SchedulerParameters sched_interval=-1 or bf_interval=3600, reconfigured)
+    while jobs waited, then set back, as Prometheus stored its cycle series (Slurm 26.05's own count of
+    main cycles; on 24.11 the exporter's length of the last cycle) and the exporter's pending jobs by
+    reason: ``alert`` once the series had not moved for 5 minutes, for 2m."""
     window, scraped = _drill_window(capture)
 
     def cut(name: str) -> Cut:
@@ -2341,16 +2356,14 @@ def _main_scheduler_stalled(capture: Path, cycles_file: str, title: str) -> Test
     def stalled(slot: int) -> bool:
         return slot >= 0 and _changes(counts, slot) == 0 and waiting(slot) > 0
 
-    firing = _held(stalled, MAIN_SCHEDULER_FOR_SLOTS)
+    firing = _held(stalled, STALL_FOR_SLOTS)
     target = {k: v for k, v in labels.items() if k != "__name__"}
     return _alert_test(
         title,
         _inputs(cycles) + _inputs(pending),
-        "SlurmMainSchedulerStalled",
-        _episode_slots(stalled, MAIN_SCHEDULER_FOR_SLOTS, window.count, "no main cycle for 5 minutes"),
-        lambda slot: (
-            [({**target, "severity": "warning"}, _main_scheduler_notes(target))] if firing(slot) else []
-        ),
+        alert,
+        _episode_slots(stalled, STALL_FOR_SLOTS, window.count, "no cycle for 5 minutes"),
+        lambda slot: [({**target, "severity": "warning"}, notes(target))] if firing(slot) else [],
     )
 
 
@@ -2360,10 +2373,12 @@ def faults_slurm_26_05() -> dict[str, Any]:
         [
             _beyond_allocation(),
             _backfill_stalled(),
-            _main_scheduler_stalled(
+            _stalled_unchanged(
                 MAIN_SCHEDULER_CAPTURE,
                 "slurmctld-schedule-cycle-cnt.json",
                 "Slurm 26.05: the main scheduler held off while an 8-GPU job waits for resources (captured)",
+                "SlurmMainSchedulerStalled",
+                _main_scheduler_notes,
             ),
         ],
     )

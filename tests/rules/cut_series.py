@@ -2240,6 +2240,14 @@ BACKFILL_FOR_SLOTS = 120 // SCRAPE_S  # its for: 2m
 WAITING_REASONS = ("None", "Priority", "Resources")
 
 
+def _waiting(pending: Cut, slot: int) -> float:
+    """sum(slurm_queue_pending{reason=~"None|Priority|Resources"}) at ``slot``: the jobs the stall rules
+    wait on."""
+    waits = (slots for labels, slots in pending if labels["reason"] in WAITING_REASONS)
+    live = (_live(slots, slot, "pending jobs") for slots in waits)
+    return sum(v for v in live if v is not None)
+
+
 def _backfill_notes(labels: Labels, value: float) -> Labels:
     """The rule's annotations: its 24.11 form's value is 0 (no stamp, only "unchanged for 5 minutes")."""
     stamped = value > 0
@@ -2274,16 +2282,8 @@ def _backfill_stalled() -> Test:
         now, when = _live(stamps, slot, "the stats' time"), _live(last_cycle, slot, "the last backfill")
         return None if slot < 0 or now is None or when is None else now - when
 
-    def waiting(slot: int) -> float:
-        live = (
-            _live(slots, slot, "pending jobs")
-            for labels, slots in pending
-            if labels["reason"] in WAITING_REASONS
-        )
-        return sum(v for v in live if v is not None)
-
     def stalled(slot: int) -> bool:
-        return (stale_for(slot) or 0.0) > BACKFILL_STALE_S and waiting(slot) > 0
+        return (stale_for(slot) or 0.0) > BACKFILL_STALE_S and _waiting(pending, slot) > 0
 
     firing = _held(stalled, BACKFILL_FOR_SLOTS)
     target = {k: v for k, v in labels.items() if k != "__name__"}
@@ -2348,13 +2348,8 @@ def _stalled_unchanged(capture: Path, cycles_file: str, title: str, alert: str, 
     ((labels, counts),) = cycles
     pending = cut("slurm-queue-pending.json")
 
-    def waiting(slot: int) -> float:
-        waits = (slots for labels, slots in pending if labels["reason"] in WAITING_REASONS)
-        live = (_live(slots, slot, "pending jobs") for slots in waits)
-        return sum(v for v in live if v is not None)
-
     def stalled(slot: int) -> bool:
-        return slot >= 0 and _changes(counts, slot) == 0 and waiting(slot) > 0
+        return slot >= 0 and _changes(counts, slot) == 0 and _waiting(pending, slot) > 0
 
     firing = _held(stalled, STALL_FOR_SLOTS)
     target = {k: v for k, v in labels.items() if k != "__name__"}
